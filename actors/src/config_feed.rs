@@ -1,0 +1,63 @@
+//! The live configuration as every actor sees it: one published snapshot, replaced whole on
+//! each accepted reload. The config-watcher is the only writer.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use sergeant_config::{FieldChange, NodeConfig};
+use tokio::sync::watch;
+
+/// What `/debug/config` shows: the configuration in force and the history of reloads.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigState {
+    /// The file the configuration is read from.
+    pub source: String,
+    /// Increases by one with every accepted change.
+    pub generation: u64,
+    /// The configuration in force.
+    pub active: Arc<NodeConfig>,
+    /// Fields changed in the file that only take effect after a restart of sergeant; the
+    /// active configuration keeps their running values.
+    pub restart_required: Vec<String>,
+    /// The last reload that changed something.
+    pub last_reload: Option<ReloadRecord>,
+    /// The last reload that was rejected; cleared by the next accepted one.
+    pub last_error: Option<ReloadFailure>,
+}
+
+/// An accepted reload and what it changed.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReloadRecord {
+    /// When it was applied, RFC 3339.
+    pub at: String,
+    /// Each changed field and who applies it.
+    pub changes: Vec<FieldChange>,
+}
+
+/// A rejected reload: the running configuration stayed as it was.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReloadFailure {
+    /// When it was rejected, RFC 3339.
+    pub at: String,
+    /// The precise error (file, line, field, reason).
+    pub message: String,
+}
+
+/// The writer side, held by the config-watcher.
+pub type ConfigFeed = watch::Sender<ConfigState>;
+
+/// Starts a feed with the configuration sergeant was started with.
+#[must_use]
+pub fn feed(source: String, initial: NodeConfig) -> ConfigFeed {
+    watch::Sender::new(ConfigState {
+        source,
+        generation: 1,
+        active: Arc::new(initial),
+        restart_required: Vec::new(),
+        last_reload: None,
+        last_error: None,
+    })
+}

@@ -1,0 +1,13 @@
+//! sergeant's actors: the supervision framework and the kubelet's own actors.
+//!
+//! Entry point: [`tree::build`] declares the whole supervision tree of ARCHITECTURE.md, and
+//! [`supervisor::start_root`] starts it. Everything long-lived runs as an actor under a
+//! [`supervisor::Supervisor`].
+
+pub mod config_feed;
+pub mod config_watcher;
+pub mod failpoint;
+pub mod pending;
+pub mod server;
+pub mod supervisor;
+pub mod tree;

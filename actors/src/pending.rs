@@ -1,0 +1,49 @@
+//! The stand-in for a role of the tree whose job is not built yet.
+//!
+//! It holds the role's place under the right supervisor, says plainly on
+//! `/debug/supervision` that the job is not built, and carries the role's failpoint
+//! (`<role>::heartbeat`) so supervision can be exercised at every position of the tree. It
+//! does no kubelet work and claims none.
+
+use std::time::Duration;
+
+use actix::{Actor, AsyncContext, Context};
+
+use crate::failpoint;
+use crate::supervisor::ChildEnv;
+
+/// How often a pending role evaluates its failpoint.
+const HEARTBEAT: Duration = Duration::from_millis(250);
+
+/// A role whose job is not built yet.
+pub struct Pending {
+    env: ChildEnv,
+    failpoint: String,
+    missing: &'static str,
+}
+
+impl Pending {
+    /// A stand-in for `role`; `missing` says what the role will do once built.
+    #[must_use]
+    pub fn new(env: &ChildEnv, role: &str, missing: &'static str) -> Self {
+        Self {
+            env: env.clone(),
+            failpoint: format!("{role}::heartbeat"),
+            missing,
+        }
+    }
+}
+
+impl Actor for Pending {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.env
+            .set_status(format!("not built yet: {}", self.missing));
+        ctx.run_interval(HEARTBEAT, |act, ctx| {
+            if let Err(fault) = failpoint::check(&act.failpoint) {
+                act.env.fail(ctx, fault);
+            }
+        });
+    }
+}

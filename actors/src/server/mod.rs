@@ -1,0 +1,98 @@
+//! The server actor: the healthz endpoint and the read-only port.
+//!
+//! Entry point: [`Server`]. It binds its listeners when it starts (failing, and so being
+//! restarted by its supervisor, when an address is taken) and serves them as tasks that end
+//! with the actor. The authenticated port 10250 comes with the kubelet API.
+
+mod routes;
+
+use std::net::SocketAddr;
+
+use actix::{Actor, Context};
+use metrics_exporter_prometheus::PrometheusHandle;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config_feed::ConfigState;
+use crate::failpoint;
+use crate::supervisor::{ChildEnv, ChildRef, Supervisor};
+
+pub use routes::Endpoints;
+
+/// What the server needs from the rest of the agent.
+#[derive(Clone)]
+pub struct ServerDeps {
+    /// The root supervisor, for `/debug/supervision` and `/healthz`.
+    pub root: ChildRef<Supervisor>,
+    /// The Prometheus recorder's handle, for `/metrics`.
+    pub metrics: PrometheusHandle,
+    /// The live configuration, for `/debug/config` and the listen addresses.
+    pub config: watch::Receiver<ConfigState>,
+}
+
+/// Serves `/healthz` on `healthzBindAddress:healthzPort` and, when `readOnlyPort` is set, the
+/// unauthenticated read-only endpoints on `address:readOnlyPort`.
+pub struct Server {
+    env: ChildEnv,
+    deps: ServerDeps,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Server {
+    /// A server that will bind when started.
+    #[must_use]
+    pub fn new(env: &ChildEnv, deps: ServerDeps) -> Self {
+        Self {
+            env: env.clone(),
+            deps,
+            tasks: Vec::new(),
+        }
+    }
+
+    fn listen(&mut self) -> Result<Vec<String>, String> {
+        failpoint::check("server::listen").map_err(|fault| fault.to_string())?;
+        let config = self.deps.config.borrow().active.clone();
+        let kubelet = &config.kubelet;
+        let mut serving = Vec::new();
+        if kubelet.healthz_port != 0 {
+            let healthz = SocketAddr::new(kubelet.healthz_bind_address, kubelet.healthz_port);
+            self.tasks.push(routes::serve(
+                healthz,
+                Endpoints::Healthz,
+                self.deps.clone(),
+            )?);
+            serving.push(format!("healthz on {healthz}"));
+        }
+        if kubelet.read_only_port != 0 {
+            let read_only = SocketAddr::new(kubelet.address, kubelet.read_only_port);
+            self.tasks.push(routes::serve(
+                read_only,
+                Endpoints::ReadOnly,
+                self.deps.clone(),
+            )?);
+            serving.push(format!("read-only on {read_only}"));
+        }
+        Ok(serving)
+    }
+}
+
+impl Actor for Server {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        match self.listen() {
+            Ok(serving) => {
+                tracing::info!("serving {}", serving.join(", "));
+                self.env
+                    .set_status(format!("serving {}", serving.join(", ")));
+            }
+            Err(reason) => self.env.fail(ctx, reason),
+        }
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+    }
+}

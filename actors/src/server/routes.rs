@@ -1,0 +1,106 @@
+//! The HTTP routes of the healthz and read-only listeners.
+
+use std::net::SocketAddr;
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use sergeant_messages::supervision::{GetTree, TreeNode};
+use tokio::task::JoinHandle;
+
+use super::ServerDeps;
+
+/// Which set of endpoints a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoints {
+    /// `/healthz` only.
+    Healthz,
+    /// The unauthenticated read-only endpoints.
+    ReadOnly,
+}
+
+/// Binds `addr` now (so a taken port fails the caller at once) and serves it in a task.
+pub(super) fn serve(
+    addr: SocketAddr,
+    endpoints: Endpoints,
+    deps: ServerDeps,
+) -> Result<JoinHandle<()>, String> {
+    let listener = std::net::TcpListener::bind(addr)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .and_then(tokio::net::TcpListener::from_std)
+        .map_err(|err| format!("cannot listen on {addr}: {err}"))?;
+    let router = match endpoints {
+        Endpoints::Healthz => Router::new().route("/healthz", get(healthz)),
+        Endpoints::ReadOnly => Router::new()
+            .route("/healthz", get(healthz))
+            .route("/metrics", get(metrics))
+            .route("/debug/supervision", get(supervision))
+            .route("/debug/config", get(config)),
+    }
+    .with_state(deps);
+    Ok(actix_rt::spawn(async move {
+        if let Err(err) = axum::serve(listener, router).await {
+            tracing::error!(%addr, "server stopped: {err}");
+        }
+    }))
+}
+
+async fn tree(deps: &ServerDeps) -> Result<TreeNode, Response> {
+    deps.root.send(GetTree).await.map_err(|err| {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("supervision tree unavailable: {err}\n"),
+        )
+            .into_response()
+    })
+}
+
+fn degraded_paths(node: &TreeNode, out: &mut Vec<String>) {
+    if node.is_degraded() && node.children.iter().all(|c| !c.is_degraded()) {
+        out.push(format!("{} is {:?}", node.path, node.state));
+    }
+    for child in &node.children {
+        degraded_paths(child, out);
+    }
+}
+
+async fn healthz(State(deps): State<ServerDeps>) -> Response {
+    let tree = match tree(&deps).await {
+        Ok(tree) => tree,
+        Err(response) => return response,
+    };
+    let mut degraded = Vec::new();
+    degraded_paths(&tree, &mut degraded);
+    if degraded.is_empty() {
+        (StatusCode::OK, "ok").into_response()
+    } else {
+        let body = format!("degraded: {}\n", degraded.join("; "));
+        (StatusCode::INTERNAL_SERVER_ERROR, body).into_response()
+    }
+}
+
+async fn supervision(State(deps): State<ServerDeps>) -> Response {
+    match tree(&deps).await {
+        Ok(tree) => Json(tree).into_response(),
+        Err(response) => response,
+    }
+}
+
+async fn config(State(deps): State<ServerDeps>) -> Response {
+    let state = deps.config.borrow().clone();
+    Json(state).into_response()
+}
+
+async fn metrics(State(deps): State<ServerDeps>) -> Response {
+    deps.metrics.run_upkeep();
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        deps.metrics.render(),
+    )
+        .into_response()
+}

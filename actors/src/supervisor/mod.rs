@@ -1,0 +1,21 @@
+//! The OTP-style supervision framework every long-lived part of sergeant runs under.
+//!
+//! Entry points: declare children with [`ChildSpec::worker`] and [`ChildSpec::supervisor`],
+//! start the root with [`start_root`], and reach children through the [`ChildRef`] of their
+//! [`Slot`]. A [`Supervisor`] detects a child's stop, error exit ([`ChildEnv::fail`]) and panic,
+//! restarts by [`Strategy`](sergeant_messages::supervision::Strategy) with backoff, and escalates
+//! past its [`RestartPolicy`]'s intensity.
+
+mod actor;
+mod child;
+pub mod metrics;
+mod policy;
+mod root;
+mod slot;
+
+pub(crate) use actor::rfc3339;
+pub use actor::Supervisor;
+pub use child::{spawn_actor, ChildEnv, ChildSpec, JoinOutcome, Running};
+pub use policy::RestartPolicy;
+pub use root::{start_root, RootExit, RootHandle};
+pub use slot::{Availability, ChildRef, Mark, SendError, Slot};

@@ -1,0 +1,7 @@
+//! Every message type that crosses an actor boundary in sergeant, and the small domain types
+//! they carry.
+//!
+//! This crate has no logic and does no I/O: it is the vocabulary the actors share. Start with
+//! [`supervision`] for the messages about the supervision tree itself.
+
+pub mod supervision;

@@ -1,0 +1,87 @@
+//! `sergeant`: the node agent binary. Wiring only — parse the command line, load the
+//! configuration, set up logging and metrics, start the supervision tree, and turn its end
+//! into the process exit code.
+
+mod cli;
+mod logging;
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Parser;
+use sergeant_actors::supervisor::{metrics, start_root, RestartPolicy, RootExit};
+use sergeant_actors::{config_feed, tree};
+use sergeant_config::NodeConfig;
+use tokio::signal::unix::{signal, SignalKind};
+
+/// Exit code for a configuration that cannot be used.
+const EXIT_BAD_CONFIG: u8 = 2;
+/// Exit code when the root supervisor gave up.
+const EXIT_GAVE_UP: u8 = 1;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let flags = cli.overrides();
+    let config = match NodeConfig::load(&cli.config, &flags) {
+        Ok(config) => config,
+        Err(err) => {
+            eprintln!("sergeant: invalid configuration: {err}");
+            return ExitCode::from(EXIT_BAD_CONFIG);
+        }
+    };
+    match run(&cli, flags, config) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("sergeant: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(
+    cli: &cli::Cli,
+    flags: sergeant_config::FlagOverrides,
+    config: NodeConfig,
+) -> anyhow::Result<ExitCode> {
+    let verbosity = logging::init(&config.kubelet.logging).context("setting up logging")?;
+    let _failpoints = fail::FailScenario::setup();
+    let prometheus = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .install_recorder()
+        .context("installing the metrics recorder")?;
+    metrics::describe();
+
+    let policy = RestartPolicy::from_config(&config.sergeant.supervision);
+    let shutdown_bound = policy.shutdown_timeout * 8;
+    let feed = config_feed::feed(cli.config.display().to_string(), config);
+    let spec = tree::build(tree::TreeDeps {
+        policy,
+        config_path: cli.config.clone(),
+        flags,
+        config: feed,
+        verbosity,
+        metrics: prometheus,
+    });
+
+    let system = actix_rt::System::new();
+    let exit = system.block_on(async move {
+        let root = start_root(&spec);
+        let mut terminate = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let exit = tokio::select! {
+            exit = root.wait() => exit,
+            _ = terminate.recv() => { tracing::info!("SIGTERM: shutting down"); root.shutdown(shutdown_bound).await }
+            _ = interrupt.recv() => { tracing::info!("SIGINT: shutting down"); root.shutdown(shutdown_bound).await }
+        };
+        anyhow::Ok(exit)
+    })?;
+    Ok(match exit {
+        RootExit::Clean => {
+            tracing::info!("stopped cleanly; pods on this node keep running");
+            ExitCode::SUCCESS
+        }
+        RootExit::GaveUp(reason) | RootExit::Crashed(reason) => {
+            tracing::error!("root supervisor gave up, exiting: {reason}");
+            ExitCode::from(EXIT_GAVE_UP)
+        }
+    })
+}

@@ -1,0 +1,274 @@
+//! The harness of the end-to-end tests: runs the real `sergeant` binary with a configuration
+//! written for the test, and talks to it over HTTP on loopback.
+#![allow(dead_code)] // each test binary uses its own part of the harness
+
+use std::fs;
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// Polls `probe` every 20 ms until it returns `Some`, panicking with `what` after `deadline`.
+pub fn wait_for<T>(what: &str, deadline: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(
+            start.elapsed() < deadline,
+            "timed out after {deadline:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A KubeletConfiguration on free loopback ports, plus `extra` lines, plus an optional
+/// SergeantConfiguration document.
+pub struct TestConfig {
+    pub healthz_port: u16,
+    pub read_only_port: u16,
+    pub kubelet_extra: String,
+    pub sergeant: Option<String>,
+}
+
+impl TestConfig {
+    pub fn new() -> Self {
+        Self {
+            healthz_port: free_port(),
+            read_only_port: free_port(),
+            kubelet_extra: String::new(),
+            sergeant: None,
+        }
+    }
+
+    pub fn kubelet(mut self, extra: &str) -> Self {
+        self.kubelet_extra.push_str(extra);
+        self
+    }
+
+    pub fn sergeant(mut self, body: &str) -> Self {
+        self.sergeant = Some(body.to_owned());
+        self
+    }
+
+    pub fn render(&self) -> String {
+        let mut text = format!(
+            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n\
+             address: 127.0.0.1\nhealthzBindAddress: 127.0.0.1\nhealthzPort: {}\nreadOnlyPort: {}\n{}",
+            self.healthz_port, self.read_only_port, self.kubelet_extra
+        );
+        if let Some(body) = &self.sergeant {
+            text.push_str("---\napiVersion: sergeant.dev/v1alpha1\nkind: SergeantConfiguration\n");
+            text.push_str(body);
+        }
+        text
+    }
+}
+
+/// A running `sergeant` process; killed when dropped if still running.
+pub struct Agent {
+    child: Child,
+    pub dir: tempfile::TempDir,
+    pub config_path: PathBuf,
+    log_path: PathBuf,
+    pub healthz: String,
+    pub read_only: String,
+}
+
+/// Where the binary under test is.
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_sergeant")
+}
+
+impl Agent {
+    /// Starts sergeant with `config` and the extra environment `env`; does not wait.
+    pub fn spawn(config: &TestConfig, env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let config_path = dir.path().join("config.yaml");
+        fs::write(&config_path, config.render()).expect("config written");
+        Self::spawn_with(
+            dir,
+            config_path,
+            config.healthz_port,
+            config.read_only_port,
+            env,
+        )
+    }
+
+    /// Starts sergeant on an existing configuration file.
+    pub fn spawn_with(
+        dir: tempfile::TempDir,
+        config_path: PathBuf,
+        healthz_port: u16,
+        read_only_port: u16,
+        env: &[(&str, &str)],
+    ) -> Self {
+        let log_path = dir.path().join("sergeant.log");
+        let log = fs::File::create(&log_path).expect("log file");
+        let mut command = Command::new(binary());
+        command
+            .arg("--config")
+            .arg(&config_path)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log handle"))
+            .stderr(log)
+            .env_remove("FAILPOINTS");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let child = command.spawn().expect("sergeant starts");
+        Self {
+            child,
+            dir,
+            config_path,
+            log_path,
+            healthz: format!("http://127.0.0.1:{healthz_port}"),
+            read_only: format!("http://127.0.0.1:{read_only_port}"),
+        }
+    }
+
+    /// Starts sergeant and waits until its read-only port answers `/healthz` with 200.
+    pub fn start(config: &TestConfig, env: &[(&str, &str)]) -> Self {
+        let mut agent = Self::spawn(config, env);
+        agent.wait_ready();
+        agent
+    }
+
+    pub fn wait_ready(&mut self) {
+        let url = format!("{}/healthz", self.read_only);
+        let deadline = Duration::from_secs(20);
+        let start = Instant::now();
+        loop {
+            if let Ok((200, _)) = try_get(&url) {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("sergeant exited early with {status}:\n{}", self.log());
+            }
+            assert!(
+                start.elapsed() < deadline,
+                "sergeant not ready within {deadline:?}:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn log(&self) -> String {
+        let mut text = String::new();
+        if let Ok(mut file) = fs::File::open(&self.log_path) {
+            let _ = file.read_to_string(&mut text);
+        }
+        text
+    }
+
+    pub fn signal(&self, signal: Signal) {
+        kill(Pid::from_raw(self.child.id() as i32), signal).expect("signal delivered");
+    }
+
+    /// Waits for the process to exit, up to `deadline`.
+    pub fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait works") {
+                return status;
+            }
+            assert!(
+                start.elapsed() < deadline,
+                "sergeant did not exit within {deadline:?}:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// GET on the read-only port.
+    pub fn get(&self, path: &str) -> (u16, String) {
+        try_get(&format!("{}{path}", self.read_only))
+            .unwrap_or_else(|e| panic!("GET {path}: {e}\n{}", self.log()))
+    }
+
+    /// GET on the read-only port, parsed as JSON.
+    pub fn get_json(&self, path: &str) -> serde_json::Value {
+        let (status, body) = self.get(path);
+        assert_eq!(status, 200, "GET {path}: {body}");
+        serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("GET {path} is not JSON ({e}): {body}"))
+    }
+
+    pub fn config_dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// GET `url`, answering the status and body.
+pub fn try_get(url: &str) -> Result<(u16, String), String> {
+    let client = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let response = client.get(url).send().map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    let body = response.text().map_err(|e| e.to_string())?;
+    Ok((status, body))
+}
+
+/// Runs sergeant to completion on a configuration text, for start-up failures.
+pub fn run_to_exit(config_text: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("config.yaml");
+    fs::write(&path, config_text).expect("config written");
+    let output = Command::new(binary())
+        .arg("--config")
+        .arg(&path)
+        .env_remove("FAILPOINTS")
+        .output()
+        .expect("sergeant runs");
+    let stderr =
+        String::from_utf8_lossy(&output.stderr).replace(&path.display().to_string(), "CONFIG");
+    (output.status.code(), stderr)
+}
+
+static NULL: serde_json::Value = serde_json::Value::Null;
+
+/// Finds the node at `path` (`root/runtime/pleg`) in a `/debug/supervision` tree.
+pub fn tree_node<'a>(tree: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
+    if tree["path"] == path {
+        return tree;
+    }
+    tree["children"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|child| {
+            let found = tree_node(child, path);
+            (!found.is_null()).then_some(found)
+        })
+        .unwrap_or(&NULL)
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The one test command: installs what the tests need on a fresh machine, builds sergeant, and
+# runs every test (unit, integration, end-to-end) with nothing skipped.
+#
+# Caches live outside the repository so a second run is fast: the cargo target directory under
+# ~/.cache/sergeant. Override it with CARGO_TARGET_DIR.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+log() { printf '\n== %s: %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+ensure_rust() {
+    if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+        # shellcheck disable=SC1091
+        . "$HOME/.cargo/env"
+    fi
+    command -v cargo >/dev/null 2>&1 || { echo "tests/run.sh: cargo not found (install Rust with rustup)" >&2; exit 1; }
+    rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt >/dev/null 2>&1 || true
+}
+
+main() {
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sergeant/target}"
+    export CARGO_TERM_COLOR=never
+    ensure_rust
+
+    log "formatting and lints"
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+    log "build"
+    cargo build --workspace --all-targets --all-features
+
+    log "tests"
+    cargo test --workspace --all-features -- --test-threads=4
+}
+
+main "$@"
