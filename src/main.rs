@@ -2,6 +2,7 @@
 //! configuration, set up logging and metrics, start the supervision tree, and turn its end
 //! into the process exit code.
 
+mod adapters;
 mod cli;
 mod logging;
 
@@ -60,6 +61,7 @@ fn run(
         config: feed,
         verbosity,
         metrics: prometheus,
+        adapter_factory: adapters::factory(),
     });
 
     let system = actix_rt::System::new();

@@ -34,7 +34,6 @@ fn the_standalone_example_starts_serves_its_endpoints_and_stops_cleanly_on_sigte
     );
     assert_eq!(tree_node(&tree, "root/runtime")["strategy"], "rest_for_one");
     for path in [
-        "root/runtime/runtime-adapter",
         "root/runtime/cni-adapter",
         "root/runtime/pleg",
         "root/node/node-status",

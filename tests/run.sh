@@ -20,10 +20,32 @@ ensure_rust() {
     rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt >/dev/null 2>&1 || true
 }
 
+# Starts the private containerd instances (main, and alt for the hot-swap tests) and the local
+# registry, and exports their endpoints for the tests.
+node_up() {
+    local node_env="$repo/deploy/node-env/node-env.sh"
+    bash "$node_env" install
+    local main_env alt_env
+    main_env=$(bash "$node_env" up --instance main)
+    alt_env=$(bash "$node_env" up --instance alt)
+    SERGEANT_CRI_ENDPOINT=$(printf '%s\n' "$main_env" | sed -n 's/^CONTAINERD_ENDPOINT=//p')
+    SERGEANT_CRI_ENDPOINT_ALT=$(printf '%s\n' "$alt_env" | sed -n 's/^CONTAINERD_ENDPOINT=//p')
+    export SERGEANT_CRI_ENDPOINT SERGEANT_CRI_ENDPOINT_ALT
+    echo "containerd main: $SERGEANT_CRI_ENDPOINT, alt: $SERGEANT_CRI_ENDPOINT_ALT"
+}
+
+node_down() {
+    bash "$repo/deploy/node-env/node-env.sh" down --all || true
+}
+
 main() {
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sergeant/target}"
     export CARGO_TERM_COLOR=never
     ensure_rust
+
+    log "node environment (containerd, registry, images)"
+    node_up
+    trap node_down EXIT
 
     log "formatting and lints"
     cargo fmt --all -- --check

@@ -8,6 +8,7 @@ pub mod config_feed;
 pub mod config_watcher;
 pub mod failpoint;
 pub mod pending;
+pub mod runtime;
 pub mod server;
 pub mod supervisor;
 pub mod tree;

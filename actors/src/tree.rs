@@ -13,11 +13,14 @@ use std::path::PathBuf;
 
 use metrics_exporter_prometheus::PrometheusHandle;
 use sergeant_config::FlagOverrides;
+use sergeant_messages::runtime::RuntimeHealth;
 use sergeant_messages::supervision::Strategy;
+use tokio::sync::watch;
 
 use crate::config_feed::ConfigFeed;
 use crate::config_watcher::{ConfigWatcher, VerbosityControl};
 use crate::pending::Pending;
+use crate::runtime::{AdapterFactory, RuntimeAdapter};
 use crate::server::{Server, ServerDeps};
 use crate::supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor};
 
@@ -35,6 +38,8 @@ pub struct TreeDeps {
     pub verbosity: VerbosityControl,
     /// The Prometheus handle for `/metrics`.
     pub metrics: PrometheusHandle,
+    /// Starts the runtime adapter the configuration asks for.
+    pub adapter_factory: AdapterFactory,
 }
 
 /// A role of the tree whose job is not built yet.
@@ -62,13 +67,28 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
             )
         });
 
+    let runtime_health = watch::Sender::new(RuntimeHealth::default());
+    let adapter_config = deps.config.subscribe();
+    let factory = deps.adapter_factory;
+    let runtime_adapter = ChildSpec::worker(
+        "runtime-adapter",
+        &Slot::new("runtime-adapter"),
+        move |env| {
+            RuntimeAdapter::new(
+                env,
+                factory.clone(),
+                adapter_config.clone(),
+                runtime_health.clone(),
+            )
+        },
+    );
     let runtime = ChildSpec::supervisor(
         "runtime",
         Strategy::RestForOne,
         &policy,
         &Slot::new("runtime"),
         vec![
-            pending("runtime-adapter", "the CRI runtime adapter"),
+            runtime_adapter,
             pending("cni-adapter", "CNI plugin execution and network readiness"),
             pending("pleg", "the pod lifecycle event generator"),
         ],

@@ -2,6 +2,10 @@
 //! they carry.
 //!
 //! This crate has no logic and does no I/O: it is the vocabulary the actors share. Start with
-//! [`supervision`] for the messages about the supervision tree itself.
+//! [`supervision`] for the messages about the supervision tree itself, and [`runtime`] for the
+//! runtime port every adapter answers.
 
+pub mod pods;
+pub mod runtime;
+pub mod runtime_error;
 pub mod supervision;

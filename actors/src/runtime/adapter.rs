@@ -1,0 +1,383 @@
+//! The runtime-adapter actor: serves the runtime port by forwarding each call to the adapter
+//! currently in service, and swaps that adapter live when the configuration asks for another
+//! kind or endpoint.
+//!
+//! A swap starts the new adapter beside the old one and shakes hands with it (`Version`). Only
+//! when it answers do new calls go to it; the old adapter finishes the calls it already has and
+//! is then stopped, so no call is lost or left hanging. When the new adapter does not answer,
+//! the old one stays in service and the failure is logged, counted
+//! (`sergeant_runtime_adapter_swap_failures_total`) and shown in this actor's status.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use actix::{
+    Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, Recipient, ResponseActFuture,
+    WrapFuture,
+};
+use sergeant_messages::runtime::{
+    cri, RuntimeCall, RuntimeHealth, RuntimeOperation, RuntimeResponse,
+};
+use sergeant_messages::runtime_error::RuntimeError;
+use tokio::sync::watch;
+
+use super::health;
+use super::spec::AdapterSpec;
+use crate::config_feed::ConfigState;
+use crate::failpoint;
+use crate::supervisor::{ChildEnv, JoinOutcome, Running};
+
+/// An adapter started by the factory: where to send calls, and its handle.
+pub struct StartedAdapter {
+    /// The adapter actor's runtime port.
+    pub recipient: Recipient<RuntimeCall>,
+    /// Its incarnation, to watch for its end and to stop it.
+    pub running: Running,
+}
+
+/// Starts the adapter a spec asks for; provided by `main`, which knows the concrete adapters.
+pub type AdapterFactory = Rc<dyn Fn(&AdapterSpec, &ChildEnv) -> Result<StartedAdapter, String>>;
+
+/// One adapter this actor started, in service or draining.
+struct Backend {
+    id: u64,
+    spec: AdapterSpec,
+    recipient: Recipient<RuntimeCall>,
+    running: Option<Running>,
+    in_flight: usize,
+}
+
+/// Serves the runtime port and owns the adapter behind it.
+pub struct RuntimeAdapter {
+    env: ChildEnv,
+    factory: AdapterFactory,
+    config: watch::Receiver<ConfigState>,
+    health: watch::Sender<RuntimeHealth>,
+    active: Option<Backend>,
+    retired: Vec<Backend>,
+    candidate: Option<(u64, AdapterSpec)>,
+    swap_error: Option<String>,
+    next_id: u64,
+    polls: health::PollSchedule,
+}
+
+impl RuntimeAdapter {
+    /// The runtime-adapter actor; it starts the configured adapter when started and publishes
+    /// the runtime's health to `health`.
+    #[must_use]
+    pub fn new(
+        env: &ChildEnv,
+        factory: AdapterFactory,
+        config: watch::Receiver<ConfigState>,
+        health: watch::Sender<RuntimeHealth>,
+    ) -> Self {
+        Self {
+            env: env.clone(),
+            factory,
+            config,
+            health,
+            active: None,
+            retired: Vec::new(),
+            candidate: None,
+            swap_error: None,
+            next_id: 0,
+            polls: health::PollSchedule::default(),
+        }
+    }
+
+    fn desired(&self) -> AdapterSpec {
+        AdapterSpec::of(&self.config.borrow().active)
+    }
+
+    /// Starts an adapter for `spec` and watches for its end.
+    fn launch(&mut self, spec: &AdapterSpec, ctx: &mut Context<Self>) -> Result<Backend, String> {
+        let started = (self.factory)(spec, &self.env)?;
+        self.next_id += 1;
+        let id = self.next_id;
+        let done = started.running.done();
+        ctx.spawn(
+            done.into_actor(self)
+                .map(move |outcome, act, ctx| act.backend_ended(id, &outcome, ctx)),
+        );
+        Ok(Backend {
+            id,
+            spec: spec.clone(),
+            recipient: started.recipient,
+            running: Some(started.running),
+            in_flight: 0,
+        })
+    }
+
+    fn backend_ended(&mut self, id: u64, outcome: &JoinOutcome, ctx: &mut Context<Self>) {
+        self.retired.retain(|b| b.id != id);
+        if self.active.as_ref().is_some_and(|b| b.id == id) {
+            let spec = self
+                .active
+                .take()
+                .map(|b| b.spec.to_string())
+                .unwrap_or_default();
+            self.env
+                .fail(ctx, format!("runtime adapter {spec} ended: {outcome:?}"));
+        }
+    }
+
+    fn show_status(&self) {
+        let Some(active) = &self.active else {
+            return self.env.set_status("no runtime adapter in service");
+        };
+        let health = self.health.borrow();
+        let mut status = format!("serving {}", active.spec);
+        if health.reachable {
+            status.push_str(&format!(" ({})", health.runtime_version));
+        } else {
+            status.push_str(&format!(" (unavailable: {})", health.message));
+        }
+        if let Some((_, spec)) = &self.candidate {
+            status.push_str(&format!("; switching to {spec}"));
+        }
+        if let Some(error) = &self.swap_error {
+            status.push_str(&format!("; last switch failed: {error}"));
+        }
+        self.env.set_status(status);
+    }
+
+    /// Reacts to a new configuration: starts a swap when it asks for another adapter.
+    fn reconsider(&mut self, ctx: &mut Context<Self>) {
+        let desired = self.desired();
+        let in_service = self.active.as_ref().map(|b| &b.spec);
+        if in_service == Some(&desired) {
+            self.candidate = None;
+            return self.show_status();
+        }
+        if self
+            .candidate
+            .as_ref()
+            .is_some_and(|(_, spec)| *spec == desired)
+        {
+            return;
+        }
+        tracing::info!(to = %desired, "runtime adapter change requested");
+        let backend = match self.launch(&desired, ctx) {
+            Ok(backend) => backend,
+            Err(reason) => return self.swap_failed(&desired, reason),
+        };
+        self.candidate = Some((backend.id, desired.clone()));
+        self.show_status();
+        let handshake = backend
+            .recipient
+            .send(RuntimeCall(cri::VersionRequest::default().into_request()));
+        let timeout = desired.handshake_timeout();
+        ctx.spawn(
+            async move { tokio::time::timeout(timeout, handshake).await }
+                .into_actor(self)
+                .map(move |answer, act, ctx| {
+                    let answered = match answer {
+                        Ok(Ok(Ok(RuntimeResponse::Version(version)))) => Ok(version),
+                        Ok(Ok(Ok(other))) => {
+                            Err(format!("answered the handshake with {}", other.operation()))
+                        }
+                        Ok(Ok(Err(err))) => Err(err.to_string()),
+                        Ok(Err(_)) => Err("the adapter died during the handshake".to_owned()),
+                        Err(_) => Err(format!("no answer to the handshake within {timeout:?}")),
+                    };
+                    act.handshake_done(backend, answered, ctx);
+                }),
+        );
+    }
+
+    fn handshake_done(
+        &mut self,
+        mut backend: Backend,
+        answered: Result<cri::VersionResponse, String>,
+        ctx: &mut Context<Self>,
+    ) {
+        let current = self
+            .candidate
+            .as_ref()
+            .is_some_and(|(id, _)| *id == backend.id);
+        match answered {
+            Ok(version) if current => {
+                self.candidate = None;
+                self.swap_error = None;
+                tracing::info!(to = %backend.spec, runtime = %version.runtime_name, "runtime adapter switched");
+                if let Some(old) = self.active.take() {
+                    set_info(&old.spec, false);
+                    self.retire(old);
+                }
+                set_info(&backend.spec, true);
+                self.active = Some(backend);
+                self.polls.poll_now(ctx);
+            }
+            Ok(_) => stop_backend(&mut backend),
+            Err(reason) => {
+                stop_backend(&mut backend);
+                if current {
+                    self.candidate = None;
+                    self.swap_failed(&backend.spec, reason);
+                }
+            }
+        }
+        self.show_status();
+    }
+
+    fn swap_failed(&mut self, spec: &AdapterSpec, reason: String) {
+        let message = format!("cannot switch to {spec}: {reason}");
+        tracing::error!("{message}; the runtime adapter in service stays");
+        metrics::counter!("sergeant_runtime_adapter_swap_failures_total").increment(1);
+        self.swap_error = Some(message);
+        self.show_status();
+    }
+
+    /// Takes an adapter out of service; it is stopped once its last call is answered.
+    fn retire(&mut self, mut old: Backend) {
+        if old.in_flight == 0 {
+            stop_backend(&mut old);
+        } else {
+            self.retired.push(old);
+        }
+    }
+
+    fn call_finished(&mut self, id: u64) {
+        if let Some(active) = self.active.as_mut().filter(|b| b.id == id) {
+            active.in_flight -= 1;
+            return;
+        }
+        if let Some(index) = self.retired.iter().position(|b| b.id == id) {
+            self.retired[index].in_flight -= 1;
+            if self.retired[index].in_flight == 0 {
+                let mut old = self.retired.remove(index);
+                stop_backend(&mut old);
+            }
+        }
+    }
+}
+
+fn stop_backend(backend: &mut Backend) {
+    if let Some(running) = backend.running.take() {
+        actix_rt::spawn(running.stop(Duration::from_secs(5)));
+    }
+}
+
+fn set_info(spec: &AdapterSpec, in_service: bool) {
+    metrics::gauge!(
+        "sergeant_runtime_adapter_info",
+        "adapter" => spec.kind_name(),
+        "endpoint" => spec.runtime_endpoint.clone()
+    )
+    .set(if in_service { 1.0 } else { 0.0 });
+}
+
+/// The configuration changed; look whether the adapter must change.
+#[derive(Debug, Clone, Copy)]
+struct ConfigChanged;
+
+impl Message for ConfigChanged {
+    type Result = ();
+}
+
+impl Actor for RuntimeAdapter {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        metrics::describe_gauge!(
+            "sergeant_runtime_adapter_info",
+            "1 for the runtime adapter in service (by kind and endpoint), 0 for one swapped out."
+        );
+        metrics::describe_counter!(
+            "sergeant_runtime_adapter_swap_failures_total",
+            "Runtime adapter swaps abandoned because the new adapter did not answer its handshake."
+        );
+        let spec = self.desired();
+        match self.launch(&spec, ctx) {
+            Ok(backend) => {
+                set_info(&spec, true);
+                self.active = Some(backend);
+            }
+            Err(reason) => {
+                return self.env.fail(
+                    ctx,
+                    format!("cannot start runtime adapter {spec}: {reason}"),
+                )
+            }
+        }
+        let mut changes = self.config.clone();
+        let addr = ctx.address();
+        ctx.spawn(
+            async move {
+                while changes.changed().await.is_ok() {
+                    addr.do_send(ConfigChanged);
+                }
+            }
+            .into_actor(self),
+        );
+        self.polls.poll_now(ctx);
+        self.show_status();
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        for mut backend in self.active.take().into_iter().chain(self.retired.drain(..)) {
+            set_info(&backend.spec, false);
+            stop_backend(&mut backend);
+        }
+    }
+}
+
+impl Handler<ConfigChanged> for RuntimeAdapter {
+    type Result = ();
+
+    fn handle(&mut self, _: ConfigChanged, ctx: &mut Context<Self>) {
+        self.reconsider(ctx);
+    }
+}
+
+impl Handler<RuntimeCall> for RuntimeAdapter {
+    type Result = ResponseActFuture<Self, Result<RuntimeResponse, RuntimeError>>;
+
+    fn handle(&mut self, call: RuntimeCall, _: &mut Context<Self>) -> Self::Result {
+        let operation = call.0.operation();
+        if let Err(fault) = failpoint::check("runtime-adapter::call") {
+            let err = RuntimeError::Unavailable {
+                operation,
+                message: fault.to_string(),
+            };
+            return Box::pin(actix::fut::ready(Err(err)));
+        }
+        let Some(backend) = self.active.as_mut() else {
+            let err = RuntimeError::Unavailable {
+                operation,
+                message: "no runtime adapter in service".to_owned(),
+            };
+            return Box::pin(actix::fut::ready(Err(err)));
+        };
+        backend.in_flight += 1;
+        let id = backend.id;
+        let answer = backend.recipient.send(call);
+        Box::pin(answer.into_actor(self).map(move |answer, act, _| {
+            act.call_finished(id);
+            answer.unwrap_or_else(|_| {
+                Err(RuntimeError::Unavailable {
+                    operation,
+                    message: "the runtime adapter died during the call".to_owned(),
+                })
+            })
+        }))
+    }
+}
+
+impl Handler<health::Poll> for RuntimeAdapter {
+    type Result = ResponseActFuture<Self, ()>;
+
+    fn handle(&mut self, _: health::Poll, _: &mut Context<Self>) -> Self::Result {
+        let Some(backend) = &self.active else {
+            return Box::pin(actix::fut::ready(()));
+        };
+        let spec = backend.spec.clone();
+        let probe = health::probe(backend.recipient.clone(), spec);
+        Box::pin(probe.into_actor(self).map(|health, act, ctx| {
+            let reachable = health.reachable;
+            act.health.send_replace(health);
+            act.show_status();
+            act.polls.schedule_next(ctx, reachable);
+        }))
+    }
+}

@@ -1,0 +1,101 @@
+//! Polling the runtime's health through the port: the version handshake and the
+//! `RuntimeReady` / `NetworkReady` conditions, every few seconds while the runtime answers and
+//! with a doubling delay while it does not.
+
+use std::time::Duration;
+
+use actix::{AsyncContext, Context, Message, Recipient, SpawnHandle};
+use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeHealth, RuntimeOperation};
+use sergeant_messages::runtime_error::RuntimeError;
+
+use super::adapter::RuntimeAdapter;
+use super::spec::AdapterSpec;
+
+/// The poll period while the runtime answers.
+const HEALTHY_PERIOD: Duration = Duration::from_secs(5);
+/// The first retry delay once it stops answering, doubling up to [`MAX_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_millis(500);
+const MAX_RETRY: Duration = Duration::from_secs(10);
+
+/// Time to ask the runtime how it is.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Poll;
+
+impl Message for Poll {
+    type Result = ();
+}
+
+/// When the next poll is due: the pending poll and the current retry delay.
+#[derive(Default)]
+pub(super) struct PollSchedule {
+    next: Option<SpawnHandle>,
+    retry: Option<Duration>,
+}
+
+impl PollSchedule {
+    /// Polls at once (at start and after a swap), replacing any pending poll.
+    pub(super) fn poll_now(&mut self, ctx: &mut Context<RuntimeAdapter>) {
+        if let Some(handle) = self.next.take() {
+            ctx.cancel_future(handle);
+        }
+        self.retry = None;
+        ctx.notify(Poll);
+    }
+
+    /// Schedules the next poll after one that found the runtime `reachable` or not.
+    pub(super) fn schedule_next(&mut self, ctx: &mut Context<RuntimeAdapter>, reachable: bool) {
+        let delay = if reachable {
+            self.retry = None;
+            HEALTHY_PERIOD
+        } else {
+            let delay = self.retry.map_or(FIRST_RETRY, |d| (d * 2).min(MAX_RETRY));
+            self.retry = Some(delay);
+            delay
+        };
+        self.next = Some(ctx.notify_later(Poll, delay));
+    }
+}
+
+/// Asks the adapter for the runtime's version and conditions.
+pub(super) async fn probe(port: Recipient<RuntimeCall>, spec: AdapterSpec) -> RuntimeHealth {
+    let mut health = RuntimeHealth {
+        adapter: spec.kind_name().to_owned(),
+        endpoint: spec.runtime_endpoint.clone(),
+        ..RuntimeHealth::default()
+    };
+    let version = call(&port, cri::VersionRequest::default()).await;
+    let status = call(&port, cri::StatusRequest { verbose: false }).await;
+    match (version, status) {
+        (Ok(version), Ok(status)) => {
+            health.reachable = true;
+            health.runtime_version =
+                format!("{} {}", version.runtime_name, version.runtime_version);
+            let conditions = status.status.map(|s| s.conditions).unwrap_or_default();
+            let condition = |kind: &str| conditions.iter().find(|c| c.r#type == kind);
+            health.runtime_ready = condition("RuntimeReady").is_some_and(|c| c.status);
+            health.network_ready = condition("NetworkReady").is_some_and(|c| c.status);
+            health.message = conditions
+                .iter()
+                .filter(|c| !c.status)
+                .map(|c| format!("{}: {} {}", c.r#type, c.reason, c.message))
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
+        (Err(err), _) | (_, Err(err)) => health.message = err.to_string(),
+    }
+    health
+}
+
+async fn call<R: RuntimeOperation>(
+    port: &Recipient<RuntimeCall>,
+    request: R,
+) -> Result<R::Response, RuntimeError> {
+    let answer = port
+        .send(RuntimeCall(request.into_request()))
+        .await
+        .map_err(|_| RuntimeError::Unavailable {
+            operation: R::OPERATION,
+            message: "the runtime adapter is gone".to_owned(),
+        })??;
+    R::from_response(answer)
+}

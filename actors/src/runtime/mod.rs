@@ -1,0 +1,12 @@
+//! The runtime side of the tree: the runtime-adapter slot, which serves the runtime port and
+//! hot-swaps the adapter behind it when the configuration changes.
+//!
+//! Entry point: [`RuntimeAdapter`]. It never names a concrete adapter: `main` hands it an
+//! [`AdapterFactory`] that starts whichever adapter an [`AdapterSpec`] asks for.
+
+mod adapter;
+mod health;
+mod spec;
+
+pub use adapter::{AdapterFactory, RuntimeAdapter, StartedAdapter};
+pub use spec::AdapterSpec;

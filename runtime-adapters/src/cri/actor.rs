@@ -1,0 +1,124 @@
+//! The CRI adapter actor: answers the runtime port ([`RuntimeCall`]) through a [`CriClient`].
+//!
+//! Calls run concurrently (each is a future of the actor's context), so a slow pull never holds
+//! up a status call; deadlines, metrics and error mapping are the client's.
+
+use std::time::Duration;
+
+use actix::{Actor, Context, Handler, ResponseFuture};
+use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeRequest, RuntimeResponse};
+use sergeant_messages::runtime_error::RuntimeError;
+
+use super::client::CriClient;
+
+/// The runtime-port actor of a CRI runtime (containerd, CRI-O).
+pub struct CriAdapter {
+    client: CriClient,
+}
+
+impl CriAdapter {
+    /// An adapter answering through `client`.
+    #[must_use]
+    pub fn new(client: CriClient) -> Self {
+        Self { client }
+    }
+}
+
+impl Actor for CriAdapter {
+    type Context = Context<Self>;
+}
+
+impl Handler<RuntimeCall> for CriAdapter {
+    type Result = ResponseFuture<Result<RuntimeResponse, RuntimeError>>;
+
+    fn handle(&mut self, RuntimeCall(request): RuntimeCall, _: &mut Context<Self>) -> Self::Result {
+        let client = self.client.clone();
+        Box::pin(async move { dispatch(&client, request).await })
+    }
+}
+
+/// Runs one port request as the matching CRI call.
+async fn dispatch(
+    client: &CriClient,
+    request: RuntimeRequest,
+) -> Result<RuntimeResponse, RuntimeError> {
+    use RuntimeRequest as Rq;
+    use RuntimeResponse as Rs;
+    Ok(match request {
+        Rq::Version(_) => Rs::Version(client.version().await?),
+        Rq::Status(r) => Rs::Status(client.status(r.verbose).await?),
+        Rq::RunPodSandbox(r) => {
+            let config = r.config.unwrap_or_default();
+            let pod_sandbox_id = client.run_pod_sandbox(config, &r.runtime_handler).await?;
+            Rs::RunPodSandbox(cri::RunPodSandboxResponse { pod_sandbox_id })
+        }
+        Rq::StopPodSandbox(r) => {
+            client.stop_pod_sandbox(&r.pod_sandbox_id).await?;
+            Rs::StopPodSandbox(cri::StopPodSandboxResponse {})
+        }
+        Rq::RemovePodSandbox(r) => {
+            client.remove_pod_sandbox(&r.pod_sandbox_id).await?;
+            Rs::RemovePodSandbox(cri::RemovePodSandboxResponse {})
+        }
+        Rq::PodSandboxStatus(r) => Rs::PodSandboxStatus(
+            client
+                .pod_sandbox_status(&r.pod_sandbox_id, r.verbose)
+                .await?,
+        ),
+        Rq::ListPodSandbox(r) => {
+            let items = client.list_pod_sandboxes(r.filter).await?;
+            Rs::ListPodSandbox(cri::ListPodSandboxResponse { items })
+        }
+        Rq::CreateContainer(r) => {
+            let container_id = client
+                .create_container(
+                    &r.pod_sandbox_id,
+                    r.config.unwrap_or_default(),
+                    r.sandbox_config.unwrap_or_default(),
+                )
+                .await?;
+            Rs::CreateContainer(cri::CreateContainerResponse { container_id })
+        }
+        Rq::StartContainer(r) => {
+            client.start_container(&r.container_id).await?;
+            Rs::StartContainer(cri::StartContainerResponse {})
+        }
+        Rq::StopContainer(r) => {
+            client.stop_container(&r.container_id, r.timeout).await?;
+            Rs::StopContainer(cri::StopContainerResponse {})
+        }
+        Rq::RemoveContainer(r) => {
+            client.remove_container(&r.container_id).await?;
+            Rs::RemoveContainer(cri::RemoveContainerResponse {})
+        }
+        Rq::ContainerStatus(r) => {
+            Rs::ContainerStatus(client.container_status(&r.container_id, r.verbose).await?)
+        }
+        Rq::ListContainers(r) => {
+            let containers = client.list_containers(r.filter).await?;
+            Rs::ListContainers(cri::ListContainersResponse { containers })
+        }
+        Rq::ExecSync(r) => {
+            let timeout = Duration::from_secs(u64::try_from(r.timeout).unwrap_or(0));
+            Rs::ExecSync(client.exec_sync(&r.container_id, r.cmd, timeout).await?)
+        }
+        Rq::PullImage(r) => {
+            let image = r.image.map(|i| i.image).unwrap_or_default();
+            let image_ref = client.pull_image(&image, r.auth, r.sandbox_config).await?;
+            Rs::PullImage(cri::PullImageResponse { image_ref })
+        }
+        Rq::ImageStatus(r) => {
+            let image = r.image.map(|i| i.image).unwrap_or_default();
+            Rs::ImageStatus(client.image_status(&image, r.verbose).await?)
+        }
+        Rq::ListImages(r) => {
+            let images = client.list_images(r.filter).await?;
+            Rs::ListImages(cri::ListImagesResponse { images })
+        }
+        Rq::RemoveImage(r) => {
+            let image = r.image.map(|i| i.image).unwrap_or_default();
+            client.remove_image(&image).await?;
+            Rs::RemoveImage(cri::RemoveImageResponse {})
+        }
+    })
+}

@@ -1,0 +1,150 @@
+//! Runtime operation metrics, under the upstream kubelet's names and labels.
+//!
+//! Dashboards and alerts written for the upstream kubelet read
+//! `kubelet_runtime_operations_total`, `kubelet_runtime_operations_errors_total` and
+//! `kubelet_runtime_operations_duration_seconds`, each labelled with `operation_type`; every
+//! CRI call records them here, through the `metrics` facade, whatever recorder the binary
+//! installs.
+
+use std::time::Duration;
+
+/// Counter of CRI calls, by `operation_type`.
+pub const OPERATIONS_TOTAL: &str = "kubelet_runtime_operations_total";
+/// Counter of failed CRI calls, by `operation_type`.
+pub const OPERATIONS_ERRORS_TOTAL: &str = "kubelet_runtime_operations_errors_total";
+/// Histogram of CRI call durations in seconds, by `operation_type`.
+pub const OPERATIONS_DURATION_SECONDS: &str = "kubelet_runtime_operations_duration_seconds";
+/// The label every runtime operation metric carries.
+pub const OPERATION_TYPE_LABEL: &str = "operation_type";
+
+/// One kind of CRI call, as the metrics and errors name it.
+///
+/// Exists so the label values are a closed set spelled once (the upstream `operation_type`
+/// strings), and so each call's deadline class is decided in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// `Version`.
+    Version,
+    /// `Status`.
+    Status,
+    /// `RunPodSandbox`.
+    RunPodSandbox,
+    /// `StopPodSandbox`.
+    StopPodSandbox,
+    /// `RemovePodSandbox`.
+    RemovePodSandbox,
+    /// `PodSandboxStatus`.
+    PodSandboxStatus,
+    /// `ListPodSandbox`.
+    ListPodSandbox,
+    /// `CreateContainer`.
+    CreateContainer,
+    /// `StartContainer`.
+    StartContainer,
+    /// `StopContainer`.
+    StopContainer,
+    /// `RemoveContainer`.
+    RemoveContainer,
+    /// `ContainerStatus`.
+    ContainerStatus,
+    /// `ListContainers`.
+    ListContainers,
+    /// `ExecSync`.
+    ExecSync,
+    /// `PullImage`.
+    PullImage,
+    /// `ImageStatus`.
+    ImageStatus,
+    /// `ListImages`.
+    ListImages,
+    /// `RemoveImage`.
+    RemoveImage,
+    /// `GetContainerEvents` (a server stream).
+    GetContainerEvents,
+}
+
+impl Operation {
+    /// Every operation, for describing or pre-registering the metric series.
+    pub const ALL: [Operation; 19] = [
+        Self::Version,
+        Self::Status,
+        Self::RunPodSandbox,
+        Self::StopPodSandbox,
+        Self::RemovePodSandbox,
+        Self::PodSandboxStatus,
+        Self::ListPodSandbox,
+        Self::CreateContainer,
+        Self::StartContainer,
+        Self::StopContainer,
+        Self::RemoveContainer,
+        Self::ContainerStatus,
+        Self::ListContainers,
+        Self::ExecSync,
+        Self::PullImage,
+        Self::ImageStatus,
+        Self::ListImages,
+        Self::RemoveImage,
+        Self::GetContainerEvents,
+    ];
+
+    /// The upstream `operation_type` label value.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Version => "version",
+            Self::Status => "status",
+            Self::RunPodSandbox => "run_podsandbox",
+            Self::StopPodSandbox => "stop_podsandbox",
+            Self::RemovePodSandbox => "remove_podsandbox",
+            Self::PodSandboxStatus => "podsandbox_status",
+            Self::ListPodSandbox => "list_podsandbox",
+            Self::CreateContainer => "create_container",
+            Self::StartContainer => "start_container",
+            Self::StopContainer => "stop_container",
+            Self::RemoveContainer => "remove_container",
+            Self::ContainerStatus => "container_status",
+            Self::ListContainers => "list_containers",
+            Self::ExecSync => "exec_sync",
+            Self::PullImage => "pull_image",
+            Self::ImageStatus => "image_status",
+            Self::ListImages => "list_images",
+            Self::RemoveImage => "remove_image",
+            Self::GetContainerEvents => "get_container_events",
+        }
+    }
+
+    /// Whether the call is a server stream, whose deadline bounds only its opening (a deadline
+    /// sent to the runtime would end the stream).
+    #[must_use]
+    pub const fn is_stream(self) -> bool {
+        matches!(self, Self::GetContainerEvents)
+    }
+}
+
+/// Registers the descriptions (help texts and units) of the runtime operation metrics with the
+/// installed recorder. Calling it is optional and idempotent.
+pub fn describe() {
+    metrics::describe_counter!(
+        OPERATIONS_TOTAL,
+        "Cumulative number of runtime operations by operation type."
+    );
+    metrics::describe_counter!(
+        OPERATIONS_ERRORS_TOTAL,
+        "Cumulative number of runtime operation errors by operation type."
+    );
+    metrics::describe_histogram!(
+        OPERATIONS_DURATION_SECONDS,
+        metrics::Unit::Seconds,
+        "Duration in seconds of runtime operations, by operation type."
+    );
+}
+
+/// Records one finished call of `operation` that took `elapsed`.
+pub(crate) fn record(operation: Operation, elapsed: Duration, failed: bool) {
+    let label = [(OPERATION_TYPE_LABEL, operation.name())];
+    metrics::counter!(OPERATIONS_TOTAL, &label).increment(1);
+    metrics::histogram!(OPERATIONS_DURATION_SECONDS, &label).record(elapsed.as_secs_f64());
+    if failed {
+        metrics::counter!(OPERATIONS_ERRORS_TOTAL, &label).increment(1);
+    }
+}

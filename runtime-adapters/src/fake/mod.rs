@@ -1,0 +1,31 @@
+//! The fake runtime: an in-memory container runtime for hollow nodes and scale tests.
+//!
+//! The entry point is [`FakeAdapter`], the runtime-adapter actor that answers the runtime port
+//! ([`RuntimeCall`](sergeant_messages::runtime::RuntimeCall)) from a [`FakeRuntime`] it owns,
+//! instead of from containerd or CRI-O.
+//!
+//! Why it exists: a hollow node (upstream's kubemark idea) runs the whole kubelet — pod
+//! admission, sync, status, leases — against a runtime that starts nothing, so one machine can
+//! host hundreds of nodes and the control plane can be tested at scale. The fake runtime keeps
+//! CRI's semantics as containerd implements them (ids, states, errors, filters, idempotent
+//! removes) so the kubelet above it behaves exactly as on a real node, while each pod costs a
+//! few hundred bytes and no process, task or timer.
+//!
+//! With the `failpoints` feature, the failpoint `fake::call` fails any call with
+//! `RuntimeError::Unavailable` (action `return(message)`) or panics the actor (action `panic`).
+
+mod actor;
+mod container;
+mod containers;
+mod dispatch;
+mod errors;
+mod ids;
+mod images;
+mod ipam;
+mod labels;
+mod reference;
+mod sandboxes;
+mod state;
+
+pub use actor::FakeAdapter;
+pub use state::FakeRuntime;

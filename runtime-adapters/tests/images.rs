@@ -1,0 +1,69 @@
+//! Pulling from the local registry, image status, and the error of a missing image.
+
+mod common;
+
+use sergeant_runtime_adapters::cri::CriError;
+
+use common::{MISSING_IMAGE, SHELL_IMAGE};
+
+#[tokio::test]
+async fn pull_from_the_local_registry_then_image_status_shows_it() {
+    let client = common::client();
+    let image_ref = client
+        .pull_image(SHELL_IMAGE, None, None)
+        .await
+        .expect("pull");
+    assert!(image_ref.starts_with("sha256:"), "{image_ref}");
+
+    let status = client
+        .image_status(SHELL_IMAGE, false)
+        .await
+        .expect("image status");
+    let image = status.image.expect("the pulled image is present");
+    assert_eq!(image.id, image_ref);
+    assert!(
+        image.repo_tags.iter().any(|t| t == SHELL_IMAGE),
+        "{image:?}"
+    );
+    assert!(image.size > 0);
+
+    let images = client.list_images(None).await.expect("list images");
+    assert!(
+        images.iter().any(|i| i.id == image_ref),
+        "pulled image not listed"
+    );
+}
+
+#[tokio::test]
+async fn pulling_a_missing_image_is_not_found_naming_the_image() {
+    let client = common::client();
+    let err = client
+        .pull_image(MISSING_IMAGE, None, None)
+        .await
+        .expect_err("the registry has no such image");
+    assert!(
+        matches!(
+            err,
+            CriError::NotFound {
+                operation: "pull_image",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains(MISSING_IMAGE), "{err}");
+}
+
+#[tokio::test]
+async fn status_of_an_absent_image_is_empty_and_removing_it_succeeds() {
+    let client = common::client();
+    let status = client
+        .image_status(MISSING_IMAGE, false)
+        .await
+        .expect("image status");
+    assert!(status.image.is_none(), "{status:?}");
+    client
+        .remove_image(MISSING_IMAGE)
+        .await
+        .expect("removing an absent image is a no-op");
+}

@@ -1,0 +1,273 @@
+//! Sandboxes and containers through their whole life on the real runtime.
+
+mod common;
+
+use std::time::Duration;
+
+use sergeant_runtime_adapters::cri::api::{
+    ContainerFilter, ContainerState, ContainerStateValue, PodSandboxFilter, PodSandboxState,
+    PodSandboxStateValue,
+};
+use sergeant_runtime_adapters::cri::{CriClient, CriError};
+
+use common::{CleanupGuard, SHELL_IMAGE};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+async fn container_state(client: &CriClient, id: &str) -> ContainerState {
+    let status = client
+        .container_status(id, false)
+        .await
+        .expect("container status");
+    let state = status.status.expect("status present").state;
+    ContainerState::try_from(state).expect("known state")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandbox_and_container_create_start_stop_remove() {
+    let client = common::client();
+    let test_id = common::unique("lifecycle");
+    let guard = CleanupGuard::new(&test_id);
+    let logs = tempfile::tempdir().expect("tempdir");
+    common::ensure_image(&client, SHELL_IMAGE).await;
+
+    let sandbox_config = common::sandbox_config(&test_id, &test_id, logs.path());
+    let sandbox_id = client
+        .run_pod_sandbox(sandbox_config.clone(), "")
+        .await
+        .expect("run sandbox");
+    let sandbox = client
+        .pod_sandbox_status(&sandbox_id, false)
+        .await
+        .expect("sandbox status");
+    let sandbox_status = sandbox.status.expect("sandbox status present");
+    assert_eq!(sandbox_status.state, PodSandboxState::SandboxReady as i32);
+    assert_eq!(
+        sandbox_status.metadata.as_ref().map(|m| m.name.as_str()),
+        Some(test_id.as_str())
+    );
+
+    let config =
+        common::container_config(&test_id, "sleeper", SHELL_IMAGE, &["sleep", "3600"], &[]);
+    let container_id = client
+        .create_container(&sandbox_id, config, sandbox_config.clone())
+        .await
+        .expect("create container");
+    assert_eq!(
+        container_state(&client, &container_id).await,
+        ContainerState::ContainerCreated
+    );
+
+    client
+        .start_container(&container_id)
+        .await
+        .expect("start container");
+    assert_eq!(
+        container_state(&client, &container_id).await,
+        ContainerState::ContainerRunning
+    );
+
+    let exec = client
+        .exec_sync(
+            &container_id,
+            vec!["echo".into(), "hello".into()],
+            Duration::from_secs(5),
+        )
+        .await
+        .expect("exec");
+    assert_eq!(exec.exit_code, 0);
+    assert_eq!(String::from_utf8_lossy(&exec.stdout).trim(), "hello");
+
+    // SIGTERM first, SIGKILL after the 1 s grace period if it is still running.
+    client
+        .stop_container(&container_id, 1)
+        .await
+        .expect("stop container");
+    let status = client
+        .container_status(&container_id, false)
+        .await
+        .expect("status")
+        .status
+        .expect("present");
+    assert_eq!(status.state, ContainerState::ContainerExited as i32);
+    assert!(
+        [128 + 15, 128 + 9].contains(&status.exit_code),
+        "ended by SIGTERM or SIGKILL: {status:?}"
+    );
+
+    client
+        .remove_container(&container_id)
+        .await
+        .expect("remove container");
+    let err = client
+        .container_status(&container_id, false)
+        .await
+        .expect_err("gone");
+    assert!(
+        matches!(
+            err,
+            CriError::NotFound {
+                operation: "container_status",
+                ..
+            }
+        ),
+        "{err}"
+    );
+
+    client
+        .stop_pod_sandbox(&sandbox_id)
+        .await
+        .expect("stop sandbox");
+    let stopped = client
+        .pod_sandbox_status(&sandbox_id, false)
+        .await
+        .expect("status");
+    assert_eq!(
+        stopped.status.map(|s| s.state),
+        Some(PodSandboxState::SandboxNotready as i32)
+    );
+    client
+        .remove_pod_sandbox(&sandbox_id)
+        .await
+        .expect("remove sandbox");
+    let err = client
+        .pod_sandbox_status(&sandbox_id, false)
+        .await
+        .expect_err("gone");
+    assert!(matches!(err, CriError::NotFound { .. }), "{err}");
+
+    common::assert_nothing_left(&client, &test_id).await;
+    drop(guard);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_code_of_a_finished_container_is_observed() {
+    let client = common::client();
+    let test_id = common::unique("exitcode");
+    let guard = CleanupGuard::new(&test_id);
+    let logs = tempfile::tempdir().expect("tempdir");
+    common::ensure_image(&client, common::EXIT_IMAGE).await;
+
+    let sandbox_config = common::sandbox_config(&test_id, &test_id, logs.path());
+    let sandbox_id = client
+        .run_pod_sandbox(sandbox_config.clone(), "")
+        .await
+        .expect("run sandbox");
+    let config = common::container_config(
+        &test_id,
+        "exiter",
+        common::EXIT_IMAGE,
+        &[],
+        &[("EXIT_CODE", "7")],
+    );
+    let container_id = client
+        .create_container(&sandbox_id, config, sandbox_config)
+        .await
+        .expect("create");
+    client.start_container(&container_id).await.expect("start");
+
+    let status = common::wait_for(WAIT, "the exit container to exit", || {
+        let client = client.clone();
+        let id = container_id.clone();
+        async move {
+            let status = client.container_status(&id, false).await.ok()?.status?;
+            (status.state == ContainerState::ContainerExited as i32).then_some(status)
+        }
+    })
+    .await;
+    assert_eq!(status.exit_code, 7, "{status:?}");
+    // containerd stamps started_at after the start call returns, so a container this short
+    // can show finished_at < started_at: only check both are set.
+    assert!(
+        status.started_at > 0 && status.finished_at > 0,
+        "{status:?}"
+    );
+    assert_eq!(status.reason, "Error", "{status:?}");
+
+    common::remove_test_sandboxes(&client, &test_id).await;
+    common::assert_nothing_left(&client, &test_id).await;
+    drop(guard);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_filters_return_exactly_the_tests_objects() {
+    let client = common::client();
+    let test_id = common::unique("filter");
+    let guard = CleanupGuard::new(&test_id);
+    let logs = tempfile::tempdir().expect("tempdir");
+    common::ensure_image(&client, SHELL_IMAGE).await;
+
+    let sandbox_config = common::sandbox_config(&test_id, &test_id, logs.path());
+    let sandbox_id = client
+        .run_pod_sandbox(sandbox_config.clone(), "")
+        .await
+        .expect("run sandbox");
+    let mut created = Vec::new();
+    for name in ["one", "two"] {
+        let config = common::container_config(&test_id, name, SHELL_IMAGE, &["sleep", "3600"], &[]);
+        let id = client
+            .create_container(&sandbox_id, config, sandbox_config.clone())
+            .await
+            .expect("create");
+        created.push(id);
+    }
+    client.start_container(&created[0]).await.expect("start");
+    created.sort();
+
+    let by_label = ContainerFilter {
+        label_selector: common::labels_of(&test_id),
+        ..ContainerFilter::default()
+    };
+    let mut listed: Vec<String> = client
+        .list_containers(Some(by_label.clone()))
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, created);
+
+    let running = ContainerFilter {
+        state: Some(ContainerStateValue {
+            state: ContainerState::ContainerRunning as i32,
+        }),
+        ..by_label
+    };
+    let listed: Vec<String> = client
+        .list_containers(Some(running))
+        .await
+        .expect("list running")
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+
+    let sandboxes = client
+        .list_pod_sandboxes(Some(PodSandboxFilter {
+            label_selector: common::labels_of(&test_id),
+            state: Some(PodSandboxStateValue {
+                state: PodSandboxState::SandboxReady as i32,
+            }),
+            ..PodSandboxFilter::default()
+        }))
+        .await
+        .expect("list sandboxes");
+    assert_eq!(
+        sandboxes.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        [sandbox_id.as_str()]
+    );
+
+    let other = client
+        .list_containers(Some(ContainerFilter {
+            label_selector: common::labels_of(&common::unique("nobody")),
+            ..ContainerFilter::default()
+        }))
+        .await
+        .expect("list other");
+    assert!(other.is_empty(), "{other:?}");
+
+    common::remove_test_sandboxes(&client, &test_id).await;
+    common::assert_nothing_left(&client, &test_id).await;
+    drop(guard);
+}

@@ -1,0 +1,41 @@
+//! The concrete runtime adapters, handed to the tree as the factory the runtime-adapter actor
+//! starts them with. This is the one place that names them.
+
+use std::rc::Rc;
+
+use sergeant_actors::runtime::{AdapterFactory, AdapterSpec, StartedAdapter};
+use sergeant_actors::supervisor::{spawn_actor, ChildEnv};
+use sergeant_config::sergeant::RuntimeAdapterKind;
+use sergeant_runtime_adapters::cri::{CriAdapter, CriClient, CriClientConfig, Endpoint};
+use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
+
+/// Starts a CRI or fake adapter as the spec says.
+pub fn factory() -> AdapterFactory {
+    Rc::new(|spec: &AdapterSpec, env: &ChildEnv| {
+        let span = tracing::info_span!(parent: &env.span(), "adapter", kind = spec.kind_name(), endpoint = %spec.runtime_endpoint);
+        let (recipient, running) = match spec.kind {
+            RuntimeAdapterKind::Cri => {
+                let client = cri_client(spec)?;
+                let (addr, running) = spawn_actor(CriAdapter::new(client), span);
+                (addr.recipient(), running)
+            }
+            RuntimeAdapterKind::Fake => {
+                let (addr, running) = spawn_actor(FakeAdapter::new(FakeRuntime::new()), span);
+                (addr.recipient(), running)
+            }
+        };
+        Ok(StartedAdapter { recipient, running })
+    })
+}
+
+fn cri_client(spec: &AdapterSpec) -> Result<CriClient, String> {
+    let parse = |endpoint: &str| {
+        Endpoint::parse(endpoint).map_err(|err| format!("endpoint {endpoint:?}: {err}"))
+    };
+    let mut config = CriClientConfig::new(parse(&spec.runtime_endpoint)?)
+        .with_runtime_request_timeout(spec.request_timeout);
+    if let Some(image_endpoint) = &spec.image_endpoint {
+        config = config.with_image_endpoint(parse(image_endpoint)?);
+    }
+    CriClient::new(&config).map_err(|err| err.to_string())
+}

@@ -1,0 +1,129 @@
+//! The runtime adapter behind a running sergeant is swapped live when its configuration
+//! changes: to a second private containerd and back, to the fake adapter, and — when the new
+//! endpoint does not answer — not at all, with the failure reported.
+//!
+//! Needs the two containerd instances `tests/run.sh` starts (SERGEANT_CRI_ENDPOINT and
+//! SERGEANT_CRI_ENDPOINT_ALT).
+
+mod common;
+
+use std::fs;
+use std::time::Duration;
+
+use common::{tree_node, wait_for, Agent, TestConfig};
+
+const SWAP_DEADLINE: Duration = Duration::from_secs(20);
+
+fn endpoint(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: run the tests through tests/run.sh, which starts containerd")
+    })
+}
+
+fn config_for(base: &TestConfig, endpoint: &str, adapter: &str) -> TestConfig {
+    TestConfig {
+        healthz_port: base.healthz_port,
+        read_only_port: base.read_only_port,
+        kubelet_extra: format!("containerRuntimeEndpoint: {endpoint}\n"),
+        sergeant: Some(format!("runtimeAdapter: {adapter}\n")),
+    }
+}
+
+fn adapter_status(agent: &Agent) -> String {
+    let tree = agent.get_json("/debug/supervision");
+    tree_node(&tree, "root/runtime/runtime-adapter")["status"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn wait_status(agent: &Agent, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+    wait_for(what, SWAP_DEADLINE, || {
+        let status = adapter_status(agent);
+        wanted(&status).then_some(status)
+    })
+}
+
+#[test]
+fn the_runtime_endpoint_is_swapped_live_and_back_and_a_dead_endpoint_is_refused() {
+    let main = endpoint("SERGEANT_CRI_ENDPOINT");
+    let alt = endpoint("SERGEANT_CRI_ENDPOINT_ALT");
+    let base = TestConfig::new();
+    let agent = Agent::start(&config_for(&base, &main, "cri"), &[]);
+    let pid = agent.pid();
+    let serving = |endpoint: &str| format!("serving cri at {endpoint} (containerd ");
+
+    wait_status(&agent, "the handshake with main", |s| {
+        s.starts_with(&serving(&main))
+    });
+
+    fs::write(&agent.config_path, config_for(&base, &alt, "cri").render()).expect("config edited");
+    wait_status(&agent, "the switch to alt", |s| {
+        s.starts_with(&serving(&alt))
+    });
+    assert_eq!(agent.pid(), pid, "no restart");
+    let (_, metrics) = agent.get("/metrics");
+    assert!(
+        metrics.contains(&format!(
+            r#"sergeant_runtime_adapter_info{{adapter="cri",endpoint="{alt}"}} 1"#
+        )),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(&format!(
+            r#"sergeant_runtime_adapter_info{{adapter="cri",endpoint="{main}"}} 0"#
+        )),
+        "{metrics}"
+    );
+
+    fs::write(&agent.config_path, config_for(&base, &main, "cri").render()).expect("config edited");
+    wait_status(&agent, "the switch back to main", |s| {
+        s.starts_with(&serving(&main))
+    });
+
+    let dead = "unix:///run/sergeant-node/nobody-here.sock";
+    fs::write(&agent.config_path, config_for(&base, dead, "cri").render()).expect("config edited");
+    let status = wait_status(&agent, "the refused switch", |s| {
+        s.contains("last switch failed")
+    });
+    assert!(
+        status.starts_with(&serving(&main)),
+        "main stays in service: {status}"
+    );
+    assert!(
+        status.contains(dead),
+        "the error names the endpoint: {status}"
+    );
+    let (_, metrics) = agent.get("/metrics");
+    assert!(
+        metrics.contains("sergeant_runtime_adapter_swap_failures_total 1"),
+        "{metrics}"
+    );
+
+    let tree = agent.get_json("/debug/supervision");
+    assert_eq!(
+        tree_node(&tree, "root/runtime/runtime-adapter")["restarts"],
+        0,
+        "swaps never restart the actor"
+    );
+    assert_eq!(agent.pid(), pid);
+}
+
+#[test]
+fn the_adapter_kind_is_swapped_live_from_cri_to_fake() {
+    let main = endpoint("SERGEANT_CRI_ENDPOINT");
+    let base = TestConfig::new();
+    let agent = Agent::start(&config_for(&base, &main, "cri"), &[]);
+    wait_status(&agent, "the handshake with main", |s| {
+        s.starts_with(&format!("serving cri at {main} (containerd "))
+    });
+    fs::write(
+        &agent.config_path,
+        config_for(&base, &main, "fake").render(),
+    )
+    .expect("config edited");
+    let status = wait_status(&agent, "the switch to fake", |s| {
+        s.starts_with(&format!("serving fake at {main} (sergeant-fake "))
+    });
+    assert!(!status.contains("failed"), "{status}");
+}
