@@ -53,10 +53,29 @@ check() {
     local pid=$!
     trap 'kill "$pid" 2>/dev/null || true' EXIT
     wait_for_url http://127.0.0.1:10248/healthz
-    for path in /healthz /metrics /debug/supervision /debug/config; do
+    for path in /healthz /metrics /debug/supervision /debug/config /pods; do
         curl -fsS "http://127.0.0.1:10255$path" >/dev/null
         log "ok: http://127.0.0.1:10255$path"
     done
+    local ip="" deadline=$((SECONDS + 60))
+    until [ -n "$ip" ]; do
+        ip=$(curl -fsS http://127.0.0.1:10255/pods | python3 -c '
+import json, sys
+for pod in json.load(sys.stdin)["items"]:
+    status = pod.get("status", {})
+    if pod["metadata"]["name"].startswith("httpd-") and status.get("phase") == "Running":
+        print(status.get("podIP", ""))' || true)
+        [ "$SECONDS" -lt "$deadline" ] || { log "the example pod is not Running within 60 s"; return 1; }
+        [ -n "$ip" ] || sleep 0.5
+    done
+    log "example pod httpd is Running at $ip: $(curl -fsS "http://$ip:8080/")"
+    rm -f "$quick_dir"/manifests/*.yaml
+    deadline=$((SECONDS + 60))
+    until [ "$(curl -fsS http://127.0.0.1:10255/pods | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')" = 0 ]; do
+        [ "$SECONDS" -lt "$deadline" ] || { log "the example pod was not removed within 60 s"; return 1; }
+        sleep 0.5
+    done
+    log "example pod removed"
     kill -TERM "$pid"
     wait "$pid"
     trap - EXIT

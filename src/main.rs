@@ -51,6 +51,7 @@ fn run(
         .context("installing the metrics recorder")?;
     metrics::describe();
 
+    let node_name = config.node_name().context("determining the node name")?;
     let policy = RestartPolicy::from_config(&config.sergeant.supervision);
     let shutdown_bound = policy.shutdown_timeout * 8;
     let feed = config_feed::feed(cli.config.display().to_string(), config);
@@ -62,6 +63,7 @@ fn run(
         verbosity,
         metrics: prometheus,
         adapter_factory: adapters::factory(),
+        node_name,
     });
 
     let system = actix_rt::System::new();

@@ -13,7 +13,7 @@ fn the_standalone_example_starts_serves_its_endpoints_and_stops_cleanly_on_sigte
     let example =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/examples/standalone.yaml");
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let mut agent = Agent::spawn_with(dir, example, 10248, 10255, &[]);
+    let mut agent = Agent::spawn_with(dir, example, 10248, 10255, &[], &[]);
     agent.wait_ready();
 
     let (status, body) = try_get(&format!("{}/healthz", agent.healthz)).expect("healthz answers");
@@ -35,22 +35,36 @@ fn the_standalone_example_starts_serves_its_endpoints_and_stops_cleanly_on_sigte
     assert_eq!(tree_node(&tree, "root/runtime")["strategy"], "rest_for_one");
     for path in [
         "root/runtime/cni-adapter",
-        "root/runtime/pleg",
         "root/node/node-status",
         "root/node/eviction-manager",
         "root/node/gc",
-        "root/pods/sources",
-        "root/pods/pod-manager",
         "root/pods/status-manager",
     ] {
         let node = tree_node(&tree, path);
         assert_eq!(node["state"], "running", "{path}: {node}");
+        let status = node["status"].as_str().unwrap_or_default();
         assert!(
-            node["status"]
-                .as_str()
-                .unwrap()
-                .starts_with("not built yet"),
+            status.starts_with("not built yet"),
             "{path} says what is missing: {node}"
+        );
+    }
+    for (path, says) in [
+        ("root/runtime/runtime-adapter", "serving cri at "),
+        ("root/runtime/pleg", "relisting every 1s"),
+        ("root/pods/sources", "watching /etc/kubernetes/manifests"),
+        ("root/pods/pod-manager", "0 pod actors"),
+    ] {
+        wait_for(
+            &format!("{path} to say {says:?}"),
+            Duration::from_secs(10),
+            || {
+                let tree = agent.get_json("/debug/supervision");
+                let status = tree_node(&tree, path)["status"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                status.starts_with(says).then_some(())
+            },
         );
     }
     assert!(tree_node(&tree, "root/config-watcher")["status"]

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use metrics_exporter_prometheus::PrometheusHandle;
 use sergeant_config::FlagOverrides;
+use sergeant_messages::pods::{PodSource, SourceSnapshot};
 use sergeant_messages::runtime::RuntimeHealth;
 use sergeant_messages::supervision::Strategy;
 use tokio::sync::watch;
@@ -20,8 +21,11 @@ use tokio::sync::watch;
 use crate::config_feed::ConfigFeed;
 use crate::config_watcher::{ConfigWatcher, VerbosityControl};
 use crate::pending::Pending;
-use crate::runtime::{AdapterFactory, RuntimeAdapter};
+use crate::pleg::Pleg;
+use crate::pod_manager::{PodManager, PodManagerDeps};
+use crate::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort};
 use crate::server::{Server, ServerDeps};
+use crate::sources::StaticPodSource;
 use crate::supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor};
 
 /// Everything the tree is built from; `main` assembles it.
@@ -40,6 +44,8 @@ pub struct TreeDeps {
     pub metrics: PrometheusHandle,
     /// Starts the runtime adapter the configuration asks for.
     pub adapter_factory: AdapterFactory,
+    /// This node's name (`--hostname-override` or the hostname).
+    pub node_name: String,
 }
 
 /// A role of the tree whose job is not built yet.
@@ -70,18 +76,33 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     let runtime_health = watch::Sender::new(RuntimeHealth::default());
     let adapter_config = deps.config.subscribe();
     let factory = deps.adapter_factory;
-    let runtime_adapter = ChildSpec::worker(
-        "runtime-adapter",
-        &Slot::new("runtime-adapter"),
-        move |env| {
-            RuntimeAdapter::new(
-                env,
-                factory.clone(),
-                adapter_config.clone(),
-                runtime_health.clone(),
-            )
-        },
+    let adapter_slot = Slot::new("runtime-adapter");
+    let port = RuntimePort::new(adapter_slot.reference(policy.delivery_timeout));
+    let runtime_adapter = ChildSpec::worker("runtime-adapter", &adapter_slot, move |env| {
+        RuntimeAdapter::new(
+            env,
+            factory.clone(),
+            adapter_config.clone(),
+            runtime_health.clone(),
+        )
+    });
+    let manager_slot: Slot<PodManager> = Slot::new("pod-manager");
+    let node_name = deps.node_name;
+    let pleg_health = watch::Sender::new(None);
+    let (pleg_port, pleg_pods, pleg_publish) = (
+        port.clone(),
+        manager_slot.reference(policy.delivery_timeout),
+        pleg_health.clone(),
     );
+    let pleg = ChildSpec::worker("pleg", &Slot::new("pleg"), move |env| {
+        Pleg::new(
+            env,
+            pleg_port.clone(),
+            pleg_pods.clone(),
+            node_name.clone(),
+            pleg_publish.clone(),
+        )
+    });
     let runtime = ChildSpec::supervisor(
         "runtime",
         Strategy::RestForOne,
@@ -89,8 +110,11 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         &Slot::new("runtime"),
         vec![
             runtime_adapter,
-            pending("cni-adapter", "CNI plugin execution and network readiness"),
-            pending("pleg", "the pod lifecycle event generator"),
+            pending(
+                "cni-adapter",
+                "CNI plugin execution and network readiness (containerd runs CNI itself)",
+            ),
+            pleg,
         ],
     );
     let node = ChildSpec::supervisor(
@@ -110,15 +134,31 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
             ),
         ],
     );
+    let file_source = watch::Sender::new(SourceSnapshot::unsynced(PodSource::File));
+    let (source_config, source_out) = (deps.config.subscribe(), file_source.clone());
+    let sources = ChildSpec::worker("sources", &Slot::new("sources"), move |env| {
+        StaticPodSource::new(env, source_config.clone(), source_out.clone())
+    });
+    let manager_deps = PodManagerDeps {
+        port,
+        config: deps.config.subscribe(),
+        sources: vec![file_source.subscribe()],
+    };
+    let pod_manager = ChildSpec::worker("pod-manager", &manager_slot, move |env| {
+        PodManager::new(env, manager_deps.clone())
+    });
     let pods = ChildSpec::supervisor(
         "pods",
         Strategy::OneForOne,
         &policy,
         &Slot::new("pods"),
         vec![
-            pending("sources", "pod sources (static manifests, API server)"),
-            pending("pod-manager", "admission and pod actors"),
-            pending("status-manager", "pod status reporting"),
+            sources,
+            pod_manager,
+            pending(
+                "status-manager",
+                "pod status reporting to the API server (standalone mode has none)",
+            ),
         ],
     );
 
@@ -126,6 +166,9 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         root: root_slot.reference(policy.delivery_timeout),
         metrics: deps.metrics,
         config: deps.config.subscribe(),
+        pods: manager_slot.reference(policy.delivery_timeout),
+        pleg: pleg_health.subscribe(),
+        file_source: file_source.subscribe(),
     };
     let server = ChildSpec::worker("server", &Slot::new("server"), move |env| {
         Server::new(env, server_deps.clone())

@@ -28,6 +28,8 @@ pub use error::{ConfigError, Location, ParseError, Problem};
 pub use eviction::{GracePeriods, Signal, Threshold, Thresholds};
 pub use flags::{CommandLine, FlagOverrides, DEFAULT_ROOT_DIR};
 pub use kubelet::KubeletConfiguration;
+pub use locate::locate_field;
 pub use node::NodeConfig;
 pub use quantity::Quantity;
+pub use serde_error::{reword, suggest};
 pub use sergeant::SergeantConfiguration;

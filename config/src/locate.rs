@@ -69,6 +69,18 @@ pub(crate) fn locate(text: &str, span: Span, path: &[&str]) -> Option<Location> 
     let mut scope = span;
     let mut parent_indent: Option<usize> = None;
     for segment in path {
+        if let Some(index) = list_index(segment) {
+            let Some((line, indent, end)) = list_item(text, scope, index) else {
+                break;
+            };
+            found = Some(Location {
+                line: line + 1,
+                column: indent + 1,
+            });
+            scope = Span { start: line, end };
+            parent_indent = Some(indent);
+            continue;
+        }
         let block = lines_in(text, scope)
             .filter_map(|(index, line)| {
                 let (indent, key) = block_key(line)?;
@@ -111,6 +123,61 @@ pub(crate) fn locate(text: &str, span: Span, path: &[&str]) -> Option<Location> 
     found
 }
 
+/// Where a field path is written in single-document text: YAML, or JSON printed one key per
+/// line. Segments are keys, or `[n]` for the n-th item of a list (`["spec", "containers", "[1]",
+/// "image"]`); the deepest segment found wins, as in [`locate`]. This exists so that manifests
+/// other than the configuration (static pod files) point at their lines the same way.
+#[must_use]
+pub fn locate_field(text: &str, path: &[&str]) -> Option<Location> {
+    let whole = Span {
+        start: 0,
+        end: text.lines().count(),
+    };
+    locate(text, whole, path)
+}
+
+/// `[n]` → `n`.
+fn list_index(segment: &str) -> Option<usize> {
+    segment.strip_prefix('[')?.strip_suffix(']')?.parse().ok()
+}
+
+/// The `index`-th item of the list written in `scope`: its first line (0-based), its column
+/// and the line where it ends. Items are the shallowest `- ` lines (YAML), or failing those
+/// the shallowest lines opening with `{` (JSON).
+fn list_item(text: &str, scope: Span, index: usize) -> Option<(usize, usize, usize)> {
+    let opens = |line: &str, marker: char| {
+        let rest = line.trim_start_matches(' ');
+        let item = if marker == '-' {
+            is_list_item(line)
+        } else {
+            rest.starts_with(marker)
+        };
+        item.then(|| line.len() - rest.len())
+    };
+    let items = ['-', '{'].into_iter().find_map(|marker| {
+        let starts: Vec<(usize, usize)> = lines_in(text, scope)
+            .filter_map(|(at, line)| opens(line, marker).map(|indent| (at, indent)))
+            .collect();
+        let shallowest = starts.iter().map(|(_, indent)| *indent).min()?;
+        Some(
+            starts
+                .into_iter()
+                .filter(|(_, indent)| *indent == shallowest)
+                .collect::<Vec<_>>(),
+        )
+    })?;
+    let (line, indent) = *items.get(index)?;
+    let end = items.get(index + 1).map_or(scope.end, |(next, _)| *next);
+    Some((line, indent, end))
+}
+
+/// Whether the line's content starts a block list item (`- x`, or `-` alone).
+fn is_list_item(line: &str) -> bool {
+    line.trim_start_matches(' ')
+        .strip_prefix('-')
+        .is_some_and(|after| after.is_empty() || after.starts_with([' ', '\r']))
+}
+
 fn lines_in(text: &str, span: Span) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
         .enumerate()
@@ -134,7 +201,12 @@ fn block_end(text: &str, index: usize, indent: usize, limit: usize) -> usize {
             end: limit,
         },
     )
-    .find(|(_, line)| content_indent(line).is_some_and(|own| own <= indent))
+    .find(|(_, line)| {
+        content_indent(line).is_some_and(|own| {
+            // A list may sit at its key's own indentation (`key:` then `- item`).
+            own < indent || (own == indent && !is_list_item(line))
+        })
+    })
     .map_or(limit, |(found, _)| found)
 }
 

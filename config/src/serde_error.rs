@@ -121,7 +121,10 @@ fn unknown_field(message: &str, segments: &[Segment], kind: &str) -> Option<Prob
 }
 
 /// The known name most similar to `name`, when it is similar enough to be a likely typo.
-fn suggest(name: &str, known: &[&str]) -> Option<String> {
+/// Public so every strict parser of sergeant (configuration, static pod manifests) suggests
+/// the same way.
+#[must_use]
+pub fn suggest(name: &str, known: &[&str]) -> Option<String> {
     let lowered = name.to_lowercase();
     known
         .iter()
@@ -135,7 +138,9 @@ fn suggest(name: &str, known: &[&str]) -> Option<String> {
 }
 
 /// serde's wording made readable: primitive type names spelled out, backticks made quotes.
-fn reword(message: &str) -> String {
+/// Public so every parser of sergeant words serde's errors the same way.
+#[must_use]
+pub fn reword(message: &str) -> String {
     let spelled = EXPECTED_NAMES
         .iter()
         .fold(message.to_string(), |text, (serde_name, ours)| {

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use actix::Message;
 pub use k8s_openapi::api::core::v1 as core;
 use serde::Serialize;
 
@@ -21,6 +20,19 @@ pub struct PodKey {
 impl std::fmt::Display for PodKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{} ({})", self.namespace, self.name, self.uid)
+    }
+}
+
+impl SourceSnapshot {
+    /// The view of a source that has not read anything yet.
+    #[must_use]
+    pub fn unsynced(source: PodSource) -> Self {
+        Self {
+            synced: false,
+            source,
+            pods: Vec::new(),
+            rejected: Vec::new(),
+        }
     }
 }
 
@@ -43,10 +55,14 @@ pub struct RejectedManifest {
     pub error: String,
 }
 
-/// Everything one source wants on this node right now. Sources always send their whole view,
-/// never deltas, so a lost or repeated snapshot does no harm.
+/// Everything one source wants on this node right now. Sources always publish their whole
+/// view, never deltas, so a lost or repeated snapshot does no harm.
 #[derive(Debug, Clone)]
 pub struct SourceSnapshot {
+    /// False until the source has read everything once. The pod manager removes no pod that
+    /// runs on the node before every source is synced, so a restart never kills what it
+    /// has not seen yet.
+    pub synced: bool,
     /// Which source this is.
     pub source: PodSource,
     /// The pods it wants, each with its defaults applied.
@@ -55,6 +71,35 @@ pub struct SourceSnapshot {
     pub rejected: Vec<RejectedManifest>,
 }
 
-impl Message for SourceSnapshot {
+/// What happened to one runtime object of a pod between two relists. PLEG sends these to the
+/// pod manager, which hands each to the pod's actor as a reason to sync.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LifecycleEvent {
+    /// The pod the object belongs to (its `io.kubernetes.pod.uid` label).
+    pub pod_uid: String,
+    /// The container or sandbox id.
+    pub id: String,
+    /// What changed.
+    pub kind: LifecycleEventKind,
+}
+
+/// The kinds of change PLEG reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LifecycleEventKind {
+    /// A container is running that was not before.
+    ContainerStarted,
+    /// A container stopped running.
+    ContainerDied,
+    /// A container is gone from the runtime.
+    ContainerRemoved,
+    /// A sandbox appeared, changed state, or disappeared.
+    SandboxChanged,
+}
+
+/// A batch of lifecycle events from one relist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LifecycleEvents(pub Vec<LifecycleEvent>);
+
+impl actix::Message for LifecycleEvents {
     type Result = ();
 }

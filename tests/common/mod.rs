@@ -84,6 +84,8 @@ pub struct Agent {
     pub dir: tempfile::TempDir,
     pub config_path: PathBuf,
     log_path: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
     pub healthz: String,
     pub read_only: String,
 }
@@ -105,36 +107,33 @@ impl Agent {
             config.healthz_port,
             config.read_only_port,
             env,
+            &[],
         )
     }
 
-    /// Starts sergeant on an existing configuration file.
+    /// Starts sergeant on an existing configuration file, with extra command-line `args`.
     pub fn spawn_with(
         dir: tempfile::TempDir,
         config_path: PathBuf,
         healthz_port: u16,
         read_only_port: u16,
         env: &[(&str, &str)],
+        args: &[&str],
     ) -> Self {
         let log_path = dir.path().join("sergeant.log");
-        let log = fs::File::create(&log_path).expect("log file");
-        let mut command = Command::new(binary());
-        command
-            .arg("--config")
-            .arg(&config_path)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("log handle"))
-            .stderr(log)
-            .env_remove("FAILPOINTS");
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let child = command.spawn().expect("sergeant starts");
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let child = launch(&dir, &config_path, &log_path, &args, &env);
         Self {
             child,
             dir,
             config_path,
             log_path,
+            args,
+            env,
             healthz: format!("http://127.0.0.1:{healthz_port}"),
             read_only: format!("http://127.0.0.1:{read_only_port}"),
         }
@@ -142,9 +141,41 @@ impl Agent {
 
     /// Starts sergeant and waits until its read-only port answers `/healthz` with 200.
     pub fn start(config: &TestConfig, env: &[(&str, &str)]) -> Self {
-        let mut agent = Self::spawn(config, env);
+        Self::start_with_args(config, env, &[])
+    }
+
+    /// [`Agent::start`] with extra command-line arguments.
+    pub fn start_with_args(config: &TestConfig, env: &[(&str, &str)], args: &[&str]) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let config_path = dir.path().join("config.yaml");
+        fs::write(&config_path, config.render()).expect("config written");
+        let mut agent = Self::spawn_with(
+            dir,
+            config_path,
+            config.healthz_port,
+            config.read_only_port,
+            env,
+            args,
+        );
         agent.wait_ready();
         agent
+    }
+
+    /// Starts the same sergeant again (same configuration, root dir and arguments) after its
+    /// process ended, and waits until it is ready.
+    pub fn restart_in_place(&mut self) {
+        assert!(
+            matches!(self.child.try_wait(), Ok(Some(_))),
+            "restart needs the old process to have exited"
+        );
+        self.child = launch(
+            &self.dir,
+            &self.config_path,
+            &self.log_path,
+            &self.args,
+            &self.env,
+        );
+        self.wait_ready();
     }
 
     pub fn wait_ready(&mut self) {
@@ -216,6 +247,37 @@ impl Agent {
     pub fn config_dir(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// Runs the binary with the configuration, a root dir under `dir`, and the extras; output is
+/// appended to the log file.
+fn launch(
+    dir: &tempfile::TempDir,
+    config_path: &Path,
+    log_path: &Path,
+    args: &[String],
+    env: &[(String, String)],
+) -> Child {
+    let log = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .expect("log file");
+    let mut command = Command::new(binary());
+    command
+        .arg("--config")
+        .arg(config_path)
+        .arg("--root-dir")
+        .arg(dir.path().join("root"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().expect("log handle"))
+        .stderr(log)
+        .env_remove("FAILPOINTS");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.spawn().expect("sergeant starts")
 }
 
 impl Drop for Agent {

@@ -6,7 +6,9 @@
 
 mod adapter;
 mod health;
+mod port;
 mod spec;
 
 pub use adapter::{AdapterFactory, RuntimeAdapter, StartedAdapter};
+pub use port::RuntimePort;
 pub use spec::AdapterSpec;

@@ -15,7 +15,9 @@ use tokio::task::JoinHandle;
 
 use crate::config_feed::ConfigState;
 use crate::failpoint;
+use crate::pod_manager::PodManager;
 use crate::supervisor::{ChildEnv, ChildRef, Supervisor};
+use sergeant_messages::pods::SourceSnapshot;
 
 pub use routes::Endpoints;
 
@@ -28,6 +30,12 @@ pub struct ServerDeps {
     pub metrics: PrometheusHandle,
     /// The live configuration, for `/debug/config` and the listen addresses.
     pub config: watch::Receiver<ConfigState>,
+    /// The pod manager, for `/pods`.
+    pub pods: ChildRef<PodManager>,
+    /// When PLEG last relisted, for `/healthz`.
+    pub pleg: watch::Receiver<Option<std::time::Instant>>,
+    /// The static pod source's view, for `/debug/sources`.
+    pub file_source: watch::Receiver<SourceSnapshot>,
 }
 
 /// Serves `/healthz` on `healthzBindAddress:healthzPort` and, when `readOnlyPort` is set, the

@@ -7,10 +7,16 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use sergeant_messages::pods::core::Pod;
 use sergeant_messages::supervision::{GetTree, TreeNode};
+
+use crate::pod_manager::ListPods;
 use tokio::task::JoinHandle;
 
 use super::ServerDeps;
+
+/// PLEG is unhealthy when it has not completed a relist for this long (upstream's threshold).
+const PLEG_STALL: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// Which set of endpoints a listener serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +42,10 @@ pub(super) fn serve(
         Endpoints::ReadOnly => Router::new()
             .route("/healthz", get(healthz))
             .route("/metrics", get(metrics))
+            .route("/pods", get(pods))
             .route("/debug/supervision", get(supervision))
-            .route("/debug/config", get(config)),
+            .route("/debug/config", get(config))
+            .route("/debug/sources", get(sources)),
     }
     .with_state(deps);
     Ok(actix_rt::spawn(async move {
@@ -73,6 +81,14 @@ async fn healthz(State(deps): State<ServerDeps>) -> Response {
     };
     let mut degraded = Vec::new();
     degraded_paths(&tree, &mut degraded);
+    if let Some(last) = *deps.pleg.borrow() {
+        if last.elapsed() > PLEG_STALL {
+            degraded.push(format!(
+                "pleg was last seen active {:?} ago; threshold is {PLEG_STALL:?}",
+                last.elapsed()
+            ));
+        }
+    }
     if degraded.is_empty() {
         (StatusCode::OK, "ok").into_response()
     } else {
@@ -103,4 +119,34 @@ async fn metrics(State(deps): State<ServerDeps>) -> Response {
         deps.metrics.render(),
     )
         .into_response()
+}
+
+async fn pods(State(deps): State<ServerDeps>) -> Response {
+    match deps.pods.send(ListPods).await {
+        Ok(pods) => {
+            let items: Vec<&Pod> = pods.iter().map(AsRef::as_ref).collect();
+            Json(serde_json::json!({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items})).into_response()
+        }
+        Err(err) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("pod manager unavailable: {err}\n"),
+        )
+            .into_response(),
+    }
+}
+
+async fn sources(State(deps): State<ServerDeps>) -> Response {
+    let snapshot = deps.file_source.borrow().clone();
+    let pods: Vec<String> = snapshot
+        .pods
+        .iter()
+        .map(|p| {
+            format!(
+                "{}/{}",
+                p.metadata.namespace.as_deref().unwrap_or_default(),
+                p.metadata.name.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    Json(serde_json::json!({"file": {"synced": snapshot.synced, "pods": pods, "rejected": snapshot.rejected}})).into_response()
 }

@@ -1,0 +1,165 @@
+//! Two relists in, lifecycle events out.
+
+use std::collections::BTreeMap;
+
+use sergeant_messages::pods::{LifecycleEvent, LifecycleEventKind};
+use sergeant_messages::runtime::cri;
+
+use crate::pod::labels;
+
+/// The state PLEG remembers of one runtime object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectState {
+    /// A running container or a ready sandbox.
+    Live,
+    /// A created, exited or unknown container, or a not-ready sandbox.
+    NotLive,
+}
+
+/// What one relist saw: every managed object by id, with its pod and state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuntimeView {
+    containers: BTreeMap<String, (String, ObjectState)>,
+    sandboxes: BTreeMap<String, (String, ObjectState)>,
+}
+
+impl RuntimeView {
+    /// The view of one relist's answers; objects without a pod UID label are not ours.
+    #[must_use]
+    pub fn new(containers: &[cri::Container], sandboxes: &[cri::PodSandbox]) -> Self {
+        let uid = |labels: &std::collections::HashMap<String, String>| {
+            labels.get(labels::POD_UID).cloned()
+        };
+        let containers = containers
+            .iter()
+            .filter_map(|c| {
+                let live = c.state == cri::ContainerState::ContainerRunning as i32;
+                uid(&c.labels).map(|uid| (c.id.clone(), (uid, state(live))))
+            })
+            .collect();
+        let sandboxes = sandboxes
+            .iter()
+            .filter_map(|s| {
+                let live = s.state == cri::PodSandboxState::SandboxReady as i32;
+                uid(&s.labels).map(|uid| (s.id.clone(), (uid, state(live))))
+            })
+            .collect();
+        Self {
+            containers,
+            sandboxes,
+        }
+    }
+
+    /// How many containers are running: `kubelet_running_containers`.
+    #[must_use]
+    pub fn running_containers(&self) -> usize {
+        self.containers
+            .values()
+            .filter(|(_, s)| *s == ObjectState::Live)
+            .count()
+    }
+
+    /// The events that turn `self` into `next`.
+    #[must_use]
+    pub fn events_to(&self, next: &RuntimeView) -> Vec<LifecycleEvent> {
+        let mut events = Vec::new();
+        for (id, (uid, now)) in &next.containers {
+            let kind = match (self.containers.get(id).map(|(_, s)| *s), now) {
+                (Some(before), now) if before == *now => continue,
+                (_, ObjectState::Live) => LifecycleEventKind::ContainerStarted,
+                (_, ObjectState::NotLive) => LifecycleEventKind::ContainerDied,
+            };
+            events.push(event(uid, id, kind));
+        }
+        for (id, (uid, _)) in &self.containers {
+            if !next.containers.contains_key(id) {
+                events.push(event(uid, id, LifecycleEventKind::ContainerRemoved));
+            }
+        }
+        for (id, (uid, now)) in &next.sandboxes {
+            if self.sandboxes.get(id).map(|(_, s)| s) != Some(now) {
+                events.push(event(uid, id, LifecycleEventKind::SandboxChanged));
+            }
+        }
+        for (id, (uid, _)) in &self.sandboxes {
+            if !next.sandboxes.contains_key(id) {
+                events.push(event(uid, id, LifecycleEventKind::SandboxChanged));
+            }
+        }
+        events
+    }
+}
+
+fn state(live: bool) -> ObjectState {
+    if live {
+        ObjectState::Live
+    } else {
+        ObjectState::NotLive
+    }
+}
+
+fn event(uid: &str, id: &str, kind: LifecycleEventKind) -> LifecycleEvent {
+    LifecycleEvent {
+        pod_uid: uid.to_owned(),
+        id: id.to_owned(),
+        kind,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn container(id: &str, uid: &str, state: cri::ContainerState) -> cri::Container {
+        cri::Container {
+            id: id.into(),
+            state: state as i32,
+            labels: [(labels::POD_UID.to_owned(), uid.to_owned())].into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn started_died_and_removed_containers_become_events_for_their_pod() {
+        let running = cri::ContainerState::ContainerRunning;
+        let exited = cri::ContainerState::ContainerExited;
+        let before = RuntimeView::new(
+            &[container("a", "p1", running), container("b", "p1", running)],
+            &[],
+        );
+        let after = RuntimeView::new(
+            &[container("a", "p1", exited), container("c", "p2", running)],
+            &[],
+        );
+        let kinds: Vec<(String, String, LifecycleEventKind)> = before
+            .events_to(&after)
+            .into_iter()
+            .map(|e| (e.pod_uid, e.id, e.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("p1".into(), "a".into(), LifecycleEventKind::ContainerDied),
+                (
+                    "p2".into(),
+                    "c".into(),
+                    LifecycleEventKind::ContainerStarted
+                ),
+                (
+                    "p1".into(),
+                    "b".into(),
+                    LifecycleEventKind::ContainerRemoved
+                ),
+            ]
+        );
+        assert_eq!(after.running_containers(), 1);
+        assert!(after.events_to(&after).is_empty(), "no change, no event");
+    }
+
+    #[test]
+    fn objects_without_a_pod_uid_are_not_ours() {
+        let mut foreign = container("x", "p", cri::ContainerState::ContainerRunning);
+        foreign.labels.clear();
+        assert_eq!(RuntimeView::new(&[foreign], &[]), RuntimeView::default());
+    }
+}

@@ -1,0 +1,139 @@
+//! Terminating a pod: preStop hooks, then the app containers stopped together within the
+//! grace period, then sidecars and init containers, then the sandbox; volumes and the pod
+//! cgroup are removed last.
+
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use sergeant_messages::pods::core::Pod;
+use sergeant_messages::runtime::cri;
+
+use super::hooks;
+use super::labels;
+use super::observe::{observe, ObservedContainer};
+use super::spec::{self, NodeContext};
+use crate::runtime::RuntimePort;
+
+/// The extra time upstream gives a preStop hook still running when the grace period ends.
+const PRE_STOP_EXTENSION: Duration = Duration::from_secs(2);
+
+/// Stops and removes everything of the pod `uid` in the runtime and on the node.
+///
+/// `pod` is the spec when known (its hooks and grace period); a pod found only in the runtime
+/// (removed while sergeant was down) is stopped with the grace period its containers carry.
+///
+/// # Errors
+/// The first runtime or file-system failure; the caller retries.
+pub async fn kill_pod(
+    port: &RuntimePort,
+    node: &NodeContext,
+    uid: &str,
+    pod: Option<&Pod>,
+    grace: Option<Duration>,
+) -> Result<(), String> {
+    let runtime = observe(port, uid).await.map_err(|e| e.to_string())?;
+    let running: Vec<&ObservedContainer> = runtime.running().collect();
+    let grace = grace.unwrap_or_else(|| grace_of(pod, &running));
+    let deadline = Instant::now() + grace;
+    let (apps, others): (Vec<&ObservedContainer>, Vec<&ObservedContainer>) =
+        running.iter().partition(|c| {
+            c.status
+                .annotations
+                .get(labels::CONTAINER_KIND)
+                .map(String::as_str)
+                == Some("regular")
+        });
+    for group in [apps, others] {
+        let stops = group
+            .into_iter()
+            .map(|c| stop_container(port, c, pod, deadline));
+        for result in join_all(stops).await {
+            result?;
+        }
+    }
+    for sandbox in &runtime.sandboxes {
+        port.call(cri::StopPodSandboxRequest {
+            pod_sandbox_id: sandbox.id.clone(),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        port.call(cri::RemovePodSandboxRequest {
+            pod_sandbox_id: sandbox.id.clone(),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    }
+    let node = node.clone();
+    let uid = uid.to_owned();
+    let cgroup = pod.map(|p| spec::pod_cgroup_parent(p, &node));
+    tokio::task::spawn_blocking(move || -> Result<(), String> {
+        super::volumes::teardown_pod_dir(&uid, &node).map_err(|e| e.to_string())?;
+        if let Some(cgroup) = cgroup {
+            spec::remove_pod_cgroup(&cgroup).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })
+    .await
+    .map_err(|e| format!("teardown did not finish: {e}"))?
+}
+
+/// Runs the container's preStop hook (if any) within the grace period, then stops it with
+/// what is left of it.
+async fn stop_container(
+    port: &RuntimePort,
+    container: &ObservedContainer,
+    pod: Option<&Pod>,
+    deadline: Instant,
+) -> Result<(), String> {
+    let name = container.name();
+    let pre_stop = pod
+        .and_then(|p| p.spec.as_ref())
+        .into_iter()
+        .flat_map(|s| {
+            s.containers
+                .iter()
+                .chain(s.init_containers.iter().flatten())
+        })
+        .find(|c| c.name == name)
+        .and_then(|c| c.lifecycle.as_ref())
+        .and_then(|l| l.pre_stop.as_ref());
+    if let Some(handler) = pre_stop {
+        let budget = deadline.saturating_duration_since(Instant::now());
+        if let Err(message) = hooks::run(
+            port,
+            &container.status.id,
+            handler,
+            budget + PRE_STOP_EXTENSION,
+        )
+        .await
+        {
+            tracing::warn!(container = name, "preStop hook failed: {message}");
+        }
+    }
+    let left = deadline.saturating_duration_since(Instant::now());
+    let timeout = i64::try_from(left.as_secs()).unwrap_or(0);
+    match port
+        .call(cri::StopContainerRequest {
+            container_id: container.status.id.clone(),
+            timeout,
+        })
+        .await
+    {
+        Ok(_) | Err(sergeant_messages::runtime_error::RuntimeError::NotFound { .. }) => Ok(()),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+/// The grace period: the pod's, or the one recorded on its containers, or 30 s.
+fn grace_of(pod: Option<&Pod>, running: &[&ObservedContainer]) -> Duration {
+    let from_pod = pod
+        .and_then(|p| p.spec.as_ref())
+        .and_then(|s| s.termination_grace_period_seconds);
+    let from_runtime = running.iter().find_map(|c| {
+        c.status
+            .annotations
+            .get(labels::POD_TERMINATION_GRACE_PERIOD)
+            .and_then(|g| g.parse::<i64>().ok())
+    });
+    Duration::from_secs(u64::try_from(from_pod.or(from_runtime).unwrap_or(30)).unwrap_or(30))
+}

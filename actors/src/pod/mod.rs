@@ -1,0 +1,18 @@
+//! One pod on this node: its actor ([`worker`]) and the level-triggered sync it runs
+//! ([`sync`], made of [`observe`], [`start`], [`kill`], [`hooks`] and [`backoff`]); how its
+//! spec becomes runtime objects ([`spec`], [`volumes`]); how its status is computed from what
+//! the runtime shows ([`status`], [`report`]); and the labels that tie runtime objects back to
+//! it ([`labels`]).
+
+pub mod backoff;
+pub mod hooks;
+pub mod kill;
+pub mod labels;
+pub mod observe;
+pub mod report;
+pub mod spec;
+pub mod start;
+pub mod status;
+pub mod sync;
+pub mod volumes;
+pub mod worker;

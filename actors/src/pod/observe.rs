@@ -1,0 +1,156 @@
+//! What the runtime shows of one pod: its sandboxes and containers, found by the pod UID label.
+//! This is the "observed" half of every sync, and all a restarted agent needs to adopt a pod.
+
+use std::collections::HashMap;
+
+use sergeant_messages::runtime::cri;
+use sergeant_messages::runtime_error::RuntimeError;
+
+use super::labels;
+use crate::runtime::RuntimePort;
+
+/// One container of the pod as the runtime shows it.
+#[derive(Debug, Clone)]
+pub struct ObservedContainer {
+    /// The sandbox it runs in.
+    pub sandbox_id: String,
+    /// Its full status, labels and annotations included.
+    pub status: cri::ContainerStatus,
+}
+
+impl ObservedContainer {
+    /// The container's name in the pod spec.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.status
+            .labels
+            .get(labels::CONTAINER_NAME)
+            .map_or("", String::as_str)
+    }
+
+    /// The CRI state.
+    #[must_use]
+    pub fn state(&self) -> cri::ContainerState {
+        cri::ContainerState::try_from(self.status.state)
+            .unwrap_or(cri::ContainerState::ContainerUnknown)
+    }
+
+    /// The restart count recorded when it was created.
+    #[must_use]
+    pub fn restart_count(&self) -> u32 {
+        self.status
+            .annotations
+            .get(labels::CONTAINER_RESTART_COUNT)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+/// Everything the runtime has of one pod.
+#[derive(Debug, Clone, Default)]
+pub struct PodRuntime {
+    /// Every sandbox of the pod, newest first.
+    pub sandboxes: Vec<cri::PodSandbox>,
+    /// The status of the newest sandbox.
+    pub sandbox_status: Option<cri::PodSandboxStatus>,
+    /// Every container of the pod, in any sandbox, newest first.
+    pub containers: Vec<ObservedContainer>,
+}
+
+impl PodRuntime {
+    /// The newest sandbox, if it is ready.
+    #[must_use]
+    pub fn ready_sandbox(&self) -> Option<&cri::PodSandbox> {
+        self.sandboxes
+            .first()
+            .filter(|s| s.state == cri::PodSandboxState::SandboxReady as i32)
+    }
+
+    /// The newest container called `name` in sandbox `sandbox_id`, and the one before it.
+    #[must_use]
+    pub fn latest(&self, sandbox_id: &str, name: &str) -> Option<&ObservedContainer> {
+        self.containers
+            .iter()
+            .find(|c| c.sandbox_id == sandbox_id && c.name() == name)
+    }
+
+    /// The newest container called `name` in any sandbox (for restart counts across sandboxes).
+    #[must_use]
+    pub fn latest_anywhere(&self, name: &str) -> Option<&ObservedContainer> {
+        self.containers.iter().find(|c| c.name() == name)
+    }
+
+    /// The containers that are running.
+    pub fn running(&self) -> impl Iterator<Item = &ObservedContainer> {
+        self.containers
+            .iter()
+            .filter(|c| c.state() == cri::ContainerState::ContainerRunning)
+    }
+}
+
+fn by_uid(uid: &str) -> HashMap<String, String> {
+    [(labels::POD_UID.to_owned(), uid.to_owned())].into()
+}
+
+/// Reads everything the runtime has of the pod `uid`.
+///
+/// # Errors
+/// The runtime's error of any of the list or status calls.
+pub async fn observe(port: &RuntimePort, uid: &str) -> Result<PodRuntime, RuntimeError> {
+    let mut sandboxes = port
+        .call(cri::ListPodSandboxRequest {
+            filter: Some(cri::PodSandboxFilter {
+                label_selector: by_uid(uid),
+                ..Default::default()
+            }),
+        })
+        .await?
+        .items;
+    sandboxes.sort_by_key(|s| std::cmp::Reverse(s.created_at));
+    let sandbox_status = match sandboxes.first() {
+        Some(newest) => {
+            port.call(cri::PodSandboxStatusRequest {
+                pod_sandbox_id: newest.id.clone(),
+                verbose: false,
+            })
+            .await?
+            .status
+        }
+        None => None,
+    };
+    let listed = port
+        .call(cri::ListContainersRequest {
+            filter: Some(cri::ContainerFilter {
+                label_selector: by_uid(uid),
+                ..Default::default()
+            }),
+        })
+        .await?
+        .containers;
+    let mut containers = Vec::with_capacity(listed.len());
+    for container in listed {
+        let status = port
+            .call(cri::ContainerStatusRequest {
+                container_id: container.id.clone(),
+                verbose: false,
+            })
+            .await;
+        match status {
+            Ok(cri::ContainerStatusResponse {
+                status: Some(status),
+                ..
+            }) => containers.push(ObservedContainer {
+                sandbox_id: container.pod_sandbox_id,
+                status,
+            }),
+            Ok(_) | Err(RuntimeError::NotFound { .. }) => {} // removed between the list and the status
+            Err(err) => return Err(err),
+        }
+    }
+    containers.sort_by_key(|c| std::cmp::Reverse(c.status.created_at));
+    Ok(PodRuntime {
+        sandboxes,
+        sandbox_status,
+        containers,
+    })
+}

@@ -1,0 +1,180 @@
+//! The pod cgroup: where a pod's sandbox and containers go (`/kubepods/burstable/pod<uid>`),
+//! and creating or removing it in every cgroup v1 hierarchy with the cgroupfs driver.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use sergeant_messages::pods::core::Pod;
+
+use super::error::{io_reason, SpecError};
+use super::identity::is_safe_path_component;
+use super::mountinfo::{self, MountEntry};
+use super::node::NodeContext;
+use super::qos::{qos_class, QosClass};
+
+/// The cgroup of all pods below the cgroup root.
+const PODS_CGROUP: &str = "kubepods";
+
+/// The cgroup `pod`'s sandbox is created under (its CRI `cgroup_parent`). With
+/// `cgroupsPerQOS` it is `<root>/kubepods/pod<uid>` for Guaranteed pods and
+/// `<root>/kubepods/{burstable,besteffort}/pod<uid>` for the others; without it, the cgroup
+/// root itself (`""` lets the runtime choose).
+pub fn pod_cgroup_parent(pod: &Pod, node: &NodeContext) -> String {
+    if !node.cgroups_per_qos {
+        return node.cgroup_root.clone();
+    }
+    let root = node.cgroup_root.trim_end_matches('/');
+    let uid = pod.metadata.uid.as_deref().unwrap_or_default();
+    match qos_class(pod) {
+        QosClass::Guaranteed => format!("{root}/{PODS_CGROUP}/pod{uid}"),
+        QosClass::Burstable => format!("{root}/{PODS_CGROUP}/burstable/pod{uid}"),
+        QosClass::BestEffort => format!("{root}/{PODS_CGROUP}/besteffort/pod{uid}"),
+    }
+}
+
+/// Creates the pod cgroup `path` (and its parents) in every cgroup v1 hierarchy, since the
+/// runtime expects a `cgroup_parent` to exist already; with `pids_limit > 0` it also caps
+/// the pod's processes there. Creating an existing cgroup succeeds; `""` and `/` do nothing.
+/// Blocking I/O: run it off the actor thread.
+///
+/// # Errors
+///
+/// [`SpecError::Cgroup`] when the path is relative or climbs out (`..`), the mounts cannot be
+/// read, or a directory or `pids.max` cannot be written.
+pub fn ensure_pod_cgroup(path: &str, pids_limit: i64) -> Result<(), SpecError> {
+    for (hierarchy, dir) in hierarchy_dirs(path)? {
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            SpecError::cgroup(path, format!("{}: {}", dir.display(), io_reason(&e)))
+        })?;
+        if pids_limit > 0 && has_controller(&hierarchy, "pids") {
+            let file = dir.join("pids.max");
+            std::fs::write(&file, pids_limit.to_string()).map_err(|e| {
+                SpecError::cgroup(path, format!("{}: {}", file.display(), io_reason(&e)))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the pod cgroup `path` (only its last level: the QoS cgroups stay) from every
+/// cgroup v1 hierarchy. Removing a missing cgroup succeeds. Blocking I/O.
+///
+/// # Errors
+///
+/// [`SpecError::Cgroup`] when the path is unusable, or a cgroup still holds processes or
+/// cannot be removed for another reason.
+pub fn remove_pod_cgroup(path: &str) -> Result<(), SpecError> {
+    for (_, dir) in hierarchy_dirs(path)? {
+        match std::fs::remove_dir(&dir) {
+            Err(e) if e.kind() != ErrorKind::NotFound => {
+                return Err(SpecError::cgroup(
+                    path,
+                    format!("{}: {}", dir.display(), io_reason(&e)),
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The directory of cgroup `path` in each v1 hierarchy; none for the root cgroup.
+fn hierarchy_dirs(path: &str) -> Result<Vec<(MountEntry, PathBuf)>, SpecError> {
+    let relative = path.trim_start_matches('/');
+    if relative.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !path.starts_with('/') || !relative.split('/').all(is_safe_path_component) {
+        return Err(SpecError::cgroup(
+            path,
+            "must be an absolute path without empty, `.` or `..` parts",
+        ));
+    }
+    let mounts = mountinfo::mounts().map_err(|reason| SpecError::cgroup(path, reason))?;
+    Ok(mounts
+        .into_iter()
+        .filter(|m| m.fs_type == "cgroup")
+        .map(|m| {
+            let dir = Path::new(&m.mount_point).join(relative);
+            (m, dir)
+        })
+        .collect())
+}
+
+fn has_controller(hierarchy: &MountEntry, controller: &str) -> bool {
+    hierarchy.super_options.split(',').any(|o| o == controller)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pod::spec::test_pods::{node, pod_with, resources};
+
+    #[test]
+    fn the_parent_follows_the_qos_class() {
+        let mut node = node(PathBuf::from("/tmp/x"));
+        let full = &[("cpu", "1"), ("memory", "1Gi")];
+        let guaranteed = pod_with(vec![resources("a", full, full)], vec![]);
+        let burstable = pod_with(vec![resources("a", &[("cpu", "1")], &[])], vec![]);
+        let best_effort = pod_with(vec![resources("a", &[], &[])], vec![]);
+        assert_eq!(pod_cgroup_parent(&guaranteed, &node), "/kubepods/poduid-1");
+        assert_eq!(
+            pod_cgroup_parent(&burstable, &node),
+            "/kubepods/burstable/poduid-1"
+        );
+        assert_eq!(
+            pod_cgroup_parent(&best_effort, &node),
+            "/kubepods/besteffort/poduid-1"
+        );
+        node.cgroup_root = "/".into();
+        assert_eq!(
+            pod_cgroup_parent(&best_effort, &node),
+            "/kubepods/besteffort/poduid-1"
+        );
+        node.cgroup_root = "/custom/".into();
+        assert_eq!(
+            pod_cgroup_parent(&guaranteed, &node),
+            "/custom/kubepods/poduid-1"
+        );
+        node.cgroups_per_qos = false;
+        assert_eq!(pod_cgroup_parent(&guaranteed, &node), "/custom/");
+    }
+
+    #[test]
+    fn unsafe_paths_are_refused_and_the_root_is_a_no_op() {
+        for bad in ["relative/pod", "/kubepods/../etc", "/kubepods//pod"] {
+            assert!(
+                matches!(ensure_pod_cgroup(bad, -1), Err(SpecError::Cgroup { .. })),
+                "{bad}"
+            );
+            assert!(remove_pod_cgroup(bad).is_err(), "{bad}");
+        }
+        assert_eq!(ensure_pod_cgroup("", -1), Ok(()));
+        assert_eq!(remove_pod_cgroup("/"), Ok(()));
+    }
+
+    /// Real cgroups of this machine (v1, root): created in every hierarchy with a pids cap,
+    /// then removed; both twice to show idempotence.
+    #[test]
+    fn a_pod_cgroup_is_created_limited_and_removed_for_real() {
+        let path = format!("/sergeant-unit-test/pod{}", std::process::id());
+        ensure_pod_cgroup(&path, 42).expect("create");
+        ensure_pod_cgroup(&path, 42).expect("create again");
+        let mounts = mountinfo::mounts().expect("mounts");
+        let v1: Vec<_> = mounts.iter().filter(|m| m.fs_type == "cgroup").collect();
+        for hierarchy in &v1 {
+            let dir = hierarchy.mount_point.join(path.trim_start_matches('/'));
+            assert!(dir.is_dir(), "{}", dir.display());
+            if has_controller(hierarchy, "pids") {
+                let max = std::fs::read_to_string(dir.join("pids.max")).expect("pids.max");
+                assert_eq!(max.trim(), "42");
+            }
+        }
+        remove_pod_cgroup(&path).expect("remove");
+        remove_pod_cgroup(&path).expect("remove again");
+        remove_pod_cgroup("/sergeant-unit-test").expect("remove parent");
+        for hierarchy in &v1 {
+            assert!(!hierarchy.mount_point.join("sergeant-unit-test").exists());
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Translating a pod spec into what the runtime and the node need: the CRI sandbox
+//! configuration ([`sandbox_config`]), one CRI container configuration per container
+//! ([`container_config`]), the pod cgroup ([`pod_cgroup_parent`], [`ensure_pod_cgroup`]) and
+//! the termination-log file ([`prepare_termination_log`]) and log directory
+//! ([`prepare_container_log_dir`]).
+//!
+//! Everything here is a function of the pod and a [`NodeContext`], so the pod actor can call
+//! it on every sync and get the same answer. The few functions that touch the host say so and
+//! are meant for `spawn_blocking`.
+
+mod cgroup;
+mod container;
+mod dns;
+mod env;
+mod error;
+mod expand;
+mod hash;
+mod identity;
+mod logs;
+pub(crate) mod mountinfo;
+mod mounts;
+mod node;
+mod qos;
+mod quantity;
+mod resources;
+mod sandbox;
+mod security;
+#[cfg(test)]
+pub(crate) mod test_pods;
+
+pub use cgroup::{ensure_pod_cgroup, pod_cgroup_parent, remove_pod_cgroup};
+pub use container::{container_config, ContainerKind};
+pub use error::SpecError;
+pub use hash::container_hash;
+pub use logs::prepare_container_log_dir;
+pub use mounts::prepare_termination_log;
+pub use node::{NodeContext, POD_LOG_ROOT};
+pub use qos::{qos_class, QosClass};
+pub use sandbox::sandbox_config;
+
+pub(crate) use error::io_reason;
+pub(crate) use identity::{is_safe_path_component, PodIdentity};

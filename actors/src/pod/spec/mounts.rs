@@ -1,0 +1,345 @@
+//! A container's mounts: its `volumeMounts` resolved through the [`VolumePlan`], and the
+//! file it writes its termination message to.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use sergeant_messages::pods::core::{Container, Pod};
+use sergeant_messages::runtime::cri::{Mount, MountPropagation};
+
+use super::error::SpecError;
+use super::expand::expand;
+use super::identity::{is_safe_path_component, PodIdentity};
+use super::node::NodeContext;
+use crate::pod::volumes::VolumePlan;
+
+/// Where a container writes its termination message when the spec does not say.
+pub(crate) const DEFAULT_TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
+
+/// The runtime mounts of `container` (at `field`): each `volumeMount` on its volume's host
+/// path (plus `subPath`, or `subPathExpr` expanded with `env`), then the termination log.
+pub(crate) fn container_mounts(
+    id: &PodIdentity,
+    container: &Container,
+    field: &str,
+    plan: &VolumePlan,
+    env: &HashMap<String, String>,
+    termination_log: Option<(PathBuf, &str)>,
+) -> Result<Vec<Mount>, SpecError> {
+    let privileged = container
+        .security_context
+        .as_ref()
+        .and_then(|sc| sc.privileged)
+        .unwrap_or(false);
+    let mut mounts = Vec::new();
+    for (index, volume_mount) in container.volume_mounts.iter().flatten().enumerate() {
+        let at = |name: &str| format!("{field}.volumeMounts[{index}].{name}");
+        let fail = |name: &str, reason: String| SpecError::field(&id.display, at(name), reason);
+        let volume = plan.get(&volume_mount.name).ok_or_else(|| {
+            fail(
+                "name",
+                format!("the pod has no volume named {:?}", volume_mount.name),
+            )
+        })?;
+        let (sub_path, sub_field) = match (&volume_mount.sub_path_expr, &volume_mount.sub_path) {
+            (Some(expr), _) if !expr.is_empty() => (
+                expand(expr, |name| env.get(name).map(String::as_str)),
+                "subPathExpr",
+            ),
+            (_, sub_path) => (sub_path.clone().unwrap_or_default(), "subPath"),
+        };
+        if !is_relative_inside(&sub_path) {
+            return Err(fail(
+                sub_field,
+                format!("{sub_path:?} must be a relative path that stays inside the volume"),
+            ));
+        }
+        let propagation = match volume_mount.mount_propagation.as_deref().unwrap_or("None") {
+            "None" => MountPropagation::PropagationPrivate,
+            "HostToContainer" => MountPropagation::PropagationHostToContainer,
+            "Bidirectional" if privileged => MountPropagation::PropagationBidirectional,
+            "Bidirectional" => {
+                return Err(fail(
+                    "mountPropagation",
+                    "Bidirectional needs a privileged container".to_string(),
+                ))
+            }
+            other => {
+                return Err(fail(
+                    "mountPropagation",
+                    format!("unknown mode {other:?} (use None, HostToContainer or Bidirectional)"),
+                ))
+            }
+        };
+        let host_path = if sub_path.is_empty() {
+            volume.host_path.clone()
+        } else {
+            volume.host_path.join(&sub_path)
+        };
+        mounts.push(Mount {
+            container_path: volume_mount.mount_path.clone(),
+            host_path: host_path.display().to_string(),
+            readonly: volume_mount.read_only.unwrap_or(false) || volume.read_only,
+            propagation: propagation as i32,
+            ..Default::default()
+        });
+    }
+    if let Some((host_path, container_path)) = termination_log {
+        mounts.push(Mount {
+            container_path: container_path.to_string(),
+            host_path: host_path.display().to_string(),
+            ..Default::default()
+        });
+    }
+    Ok(mounts)
+}
+
+/// Whether `path` is empty or relative without `..`, so joining it stays below the volume.
+fn is_relative_inside(path: &str) -> bool {
+    Path::new(path)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// The container's termination message path inside the container; `None` when it has none.
+pub(crate) fn termination_message_path(container: &Container) -> Option<&str> {
+    match container.termination_message_path.as_deref() {
+        None => Some(DEFAULT_TERMINATION_MESSAGE_PATH),
+        Some("") => None,
+        Some(path) => Some(path),
+    }
+}
+
+/// `<root_dir>/pods/<uid>/containers/<name>/<restart_count>`: the host file behind the
+/// termination message of one instance of a container.
+pub(crate) fn termination_log_path(
+    node: &NodeContext,
+    id: &PodIdentity,
+    container: &Container,
+    field: &str,
+    restart_count: u32,
+) -> Result<PathBuf, SpecError> {
+    if !is_safe_path_component(&container.name) {
+        return Err(SpecError::field(
+            &id.display,
+            format!("{field}.name"),
+            format!("{:?} is not usable as a directory name", container.name),
+        ));
+    }
+    Ok(node
+        .pod_dir(&id.uid)
+        .join("containers")
+        .join(&container.name)
+        .join(restart_count.to_string()))
+}
+
+/// Creates the empty host file the container's termination message goes to (emptying a
+/// leftover from an earlier try of the same restart) and returns its path; `None` when the
+/// container has no termination message path. Run it before [`super::container_config`],
+/// which mounts this file. Blocking I/O.
+///
+/// # Errors
+///
+/// [`SpecError::Field`] for a pod without name or usable UID or a container name unusable as a
+/// directory; [`SpecError::Host`] when the file or its directory cannot be created.
+pub fn prepare_termination_log(
+    pod: &Pod,
+    container: &Container,
+    restart_count: u32,
+    node: &NodeContext,
+) -> Result<Option<PathBuf>, SpecError> {
+    let id = PodIdentity::of(pod)?;
+    if termination_message_path(container).is_none() {
+        return Ok(None);
+    }
+    let path = termination_log_path(
+        node,
+        &id,
+        container,
+        &format!("container {:?}", container.name),
+        restart_count,
+    )?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| SpecError::host(&id.display, dir, &e))?;
+    }
+    std::fs::write(&path, b"").map_err(|e| SpecError::host(&id.display, &path, &e))?;
+    Ok(Some(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pod::spec::test_pods::{node, pod_with};
+    use sergeant_messages::pods::core::{SecurityContext, Volume, VolumeMount};
+
+    fn setup(mounts: Vec<VolumeMount>) -> (Pod, VolumePlan, Container) {
+        let mut pod = pod_with(vec![], vec![]);
+        pod.spec.as_mut().unwrap().volumes = Some(vec![Volume {
+            name: "data".into(),
+            empty_dir: Some(Default::default()),
+            ..Default::default()
+        }]);
+        let plan = VolumePlan::for_pod(&pod, &node(PathBuf::from("/r"))).unwrap();
+        let container = Container {
+            name: "c".into(),
+            volume_mounts: Some(mounts),
+            ..Default::default()
+        };
+        (pod, plan, container)
+    }
+
+    fn vm(name: &str, path: &str) -> VolumeMount {
+        VolumeMount {
+            name: name.into(),
+            mount_path: path.into(),
+            ..Default::default()
+        }
+    }
+
+    fn run(mounts: Vec<VolumeMount>, privileged: bool) -> Result<Vec<Mount>, SpecError> {
+        let (pod, plan, mut container) = setup(mounts);
+        if privileged {
+            container.security_context = Some(SecurityContext {
+                privileged: Some(true),
+                ..Default::default()
+            });
+        }
+        let env = HashMap::from([("POD".to_string(), "web".to_string())]);
+        let id = PodIdentity::of(&pod).unwrap();
+        container_mounts(
+            &id,
+            &container,
+            "spec.containers[0]",
+            &plan,
+            &env,
+            Some((PathBuf::from("/r/t"), "/dev/termination-log")),
+        )
+    }
+
+    #[test]
+    fn mounts_resolve_volumes_sub_paths_and_the_termination_log() {
+        let base = "/r/pods/uid-1/volumes/kubernetes.io~empty-dir/data";
+        let mounts = run(
+            vec![
+                VolumeMount {
+                    read_only: Some(true),
+                    ..vm("data", "/data")
+                },
+                VolumeMount {
+                    sub_path: Some("a/b".into()),
+                    ..vm("data", "/sub")
+                },
+                VolumeMount {
+                    sub_path_expr: Some("logs/$(POD)".into()),
+                    mount_propagation: Some("HostToContainer".into()),
+                    ..vm("data", "/expr")
+                },
+            ],
+            false,
+        )
+        .unwrap();
+        assert_eq!(mounts.len(), 4);
+        assert_eq!(
+            (
+                mounts[0].host_path.as_str(),
+                mounts[0].container_path.as_str(),
+                mounts[0].readonly
+            ),
+            (base, "/data", true)
+        );
+        assert_eq!(
+            mounts[0].propagation,
+            MountPropagation::PropagationPrivate as i32
+        );
+        assert_eq!(mounts[1].host_path, format!("{base}/a/b"));
+        assert_eq!(mounts[2].host_path, format!("{base}/logs/web"));
+        assert_eq!(
+            mounts[2].propagation,
+            MountPropagation::PropagationHostToContainer as i32
+        );
+        assert_eq!(
+            (
+                mounts[3].host_path.as_str(),
+                mounts[3].container_path.as_str(),
+                mounts[3].readonly
+            ),
+            ("/r/t", "/dev/termination-log", false)
+        );
+    }
+
+    #[test]
+    fn bad_mounts_name_their_field() {
+        let error = run(vec![vm("data", "/a"), vm("nope", "/b")], false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(
+                "spec.containers[0].volumeMounts[1].name: the pod has no volume named \"nope\""
+            ),
+            "{error}"
+        );
+        let error = run(
+            vec![VolumeMount {
+                sub_path: Some("../etc".into()),
+                ..vm("data", "/a")
+            }],
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("volumeMounts[0].subPath"), "{error}");
+        let error = run(
+            vec![VolumeMount {
+                sub_path: Some("/etc".into()),
+                ..vm("data", "/a")
+            }],
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("volumeMounts[0].subPath"), "{error}");
+        let bidirectional = VolumeMount {
+            mount_propagation: Some("Bidirectional".into()),
+            ..vm("data", "/a")
+        };
+        assert!(run(vec![bidirectional.clone()], false)
+            .unwrap_err()
+            .to_string()
+            .contains("privileged"));
+        assert_eq!(
+            run(vec![bidirectional], true).unwrap()[0].propagation,
+            MountPropagation::PropagationBidirectional as i32
+        );
+    }
+
+    #[test]
+    fn the_termination_log_file_is_prepared_empty() {
+        let root = tempfile::tempdir().unwrap();
+        let node = node(root.path().to_path_buf());
+        let pod = pod_with(vec![], vec![]);
+        let container = Container {
+            name: "c".into(),
+            ..Default::default()
+        };
+        let path = prepare_termination_log(&pod, &container, 3, &node)
+            .unwrap()
+            .unwrap();
+        assert_eq!(path, root.path().join("pods/uid-1/containers/c/3"));
+        std::fs::write(&path, "old").unwrap();
+        prepare_termination_log(&pod, &container, 3, &node).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+        let none = Container {
+            termination_message_path: Some(String::new()),
+            ..container.clone()
+        };
+        assert_eq!(
+            prepare_termination_log(&pod, &none, 0, &node).unwrap(),
+            None
+        );
+        let bad = Container {
+            name: "..".into(),
+            ..container
+        };
+        assert!(prepare_termination_log(&pod, &bad, 0, &node).is_err());
+    }
+}

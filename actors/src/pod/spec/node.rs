@@ -1,0 +1,138 @@
+//! `NodeContext`: the few node facts a pod's translation depends on, read once from the
+//! configuration and the host so the translation itself stays pure.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use sergeant_config::kubelet::CgroupDriver;
+use sergeant_config::NodeConfig;
+
+use super::error::{io_reason, SpecError};
+
+/// Where the runtime writes container logs, as the upstream kubelet lays them out.
+pub const POD_LOG_ROOT: &str = "/var/log/pods";
+
+const MEMINFO: &str = "/proc/meminfo";
+
+/// The node-wide settings every pod translation needs (paths, DNS, cgroups, memory size).
+/// Built once per configuration with [`NodeContext::from_config`] and handed to the pure
+/// translation functions, so they read no configuration or host state of their own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeContext {
+    /// This node's name (`spec.nodeName` seen from the node, env `fieldRef: spec.nodeName`).
+    pub node_name: String,
+    /// The node's address for env `fieldRef: status.hostIP`; `None` when not configured.
+    pub node_ip: Option<IpAddr>,
+    /// The kubelet state directory; pods live in `root_dir/pods/<uid>`.
+    pub root_dir: PathBuf,
+    /// Where pod log directories are made (`/var/log/pods`).
+    pub pod_log_root: PathBuf,
+    /// Cluster DNS servers for `dnsPolicy: ClusterFirst`.
+    pub cluster_dns: Vec<IpAddr>,
+    /// Cluster domain for the search path of `ClusterFirst` pods.
+    pub cluster_domain: Option<String>,
+    /// The resolver file `dnsPolicy: Default` pods inherit.
+    pub resolv_conf: PathBuf,
+    /// The cgroup pods are placed under (`""` means the root of the hierarchy).
+    pub cgroup_root: String,
+    /// Whether pods go into per-QoS cgroups (`/kubepods/burstable/pod<uid>`).
+    pub cgroups_per_qos: bool,
+    /// Most processes per pod; zero or less means unlimited.
+    pub pod_pids_limit: i64,
+    /// The node's memory size, which scales the OOM score of burstable containers.
+    pub memory_capacity_bytes: u64,
+}
+
+impl NodeContext {
+    /// Takes the settings from the configuration and the memory size from `/proc/meminfo`.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::Node`] when the node name cannot be determined, the cgroup driver is
+    /// `systemd` (only `cgroupfs` is supported), or `/proc/meminfo` has no usable `MemTotal`.
+    pub fn from_config(config: &NodeConfig) -> Result<Self, SpecError> {
+        let node = |reason: String| SpecError::Node { reason };
+        let kubelet = &config.kubelet;
+        if kubelet.cgroup_driver == CgroupDriver::Systemd {
+            return Err(node(
+                "cgroupDriver: systemd is not supported yet; use cgroupfs".to_string(),
+            ));
+        }
+        Ok(NodeContext {
+            node_name: config.node_name().map_err(|e| node(e.to_string()))?,
+            node_ip: config.command_line.node_ip,
+            root_dir: config.command_line.root_dir.clone(),
+            pod_log_root: PathBuf::from(POD_LOG_ROOT),
+            cluster_dns: kubelet.cluster_dns.clone(),
+            cluster_domain: kubelet.cluster_domain.clone(),
+            resolv_conf: kubelet.resolv_conf.clone(),
+            cgroup_root: kubelet.cgroup_root.clone().unwrap_or_default(),
+            cgroups_per_qos: kubelet.cgroups_per_qos,
+            pod_pids_limit: kubelet.pod_pids_limit,
+            memory_capacity_bytes: memory_capacity(Path::new(MEMINFO))?,
+        })
+    }
+
+    /// `root_dir/pods/<uid>`: everything the node keeps for one pod.
+    pub(crate) fn pod_dir(&self, uid: &str) -> PathBuf {
+        self.root_dir.join("pods").join(uid)
+    }
+}
+
+/// `MemTotal` of a meminfo file, in bytes.
+fn memory_capacity(meminfo: &Path) -> Result<u64, SpecError> {
+    let text = std::fs::read_to_string(meminfo).map_err(|e| SpecError::Node {
+        reason: format!("{}: {}", meminfo.display(), io_reason(&e)),
+    })?;
+    parse_mem_total(&text).ok_or_else(|| SpecError::Node {
+        reason: format!("{}: no MemTotal line in kB", meminfo.display()),
+    })
+}
+
+fn parse_mem_total(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let kib: u64 = words.next()?.parse().ok()?;
+    (words.next() == Some("kB")).then_some(kib.checked_mul(1024)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_total_is_read_in_bytes() {
+        let text = "MemTotal:       24683568 kB\nMemFree:  1 kB\n";
+        assert_eq!(parse_mem_total(text), Some(24_683_568 * 1024));
+        assert_eq!(parse_mem_total("MemFree: 1 kB\n"), None);
+        assert_eq!(parse_mem_total("MemTotal: x kB\n"), None);
+    }
+
+    #[test]
+    fn from_config_takes_the_settings() {
+        let text = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n\
+                    clusterDNS: [10.96.0.10]\nclusterDomain: cluster.local\npodPidsLimit: 100\n";
+        let flags = sergeant_config::FlagOverrides {
+            hostname_override: Some("Node-A".to_string()),
+            root_dir: Some(PathBuf::from("/tmp/sergeant-root")),
+            ..Default::default()
+        };
+        let config = NodeConfig::parse(text, "test", &flags).expect("config");
+        let node = NodeContext::from_config(&config).expect("context");
+        assert_eq!(node.node_name, "node-a");
+        assert_eq!(node.root_dir, PathBuf::from("/tmp/sergeant-root"));
+        assert_eq!(
+            node.cluster_dns,
+            vec!["10.96.0.10".parse::<IpAddr>().unwrap()]
+        );
+        assert_eq!(node.cluster_domain.as_deref(), Some("cluster.local"));
+        assert_eq!(node.pod_pids_limit, 100);
+        assert_eq!(node.cgroup_root, "");
+        assert!(node.cgroups_per_qos);
+        assert!(node.memory_capacity_bytes > 0);
+        assert_eq!(
+            node.pod_dir("u1"),
+            PathBuf::from("/tmp/sergeant-root/pods/u1")
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! One level-triggered sync of a pod: compare the whole spec with everything the runtime shows
+//! and act on the difference — sandbox, then init containers in order, sidecars, then app
+//! containers — and report what the pod looks like afterwards.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sergeant_messages::pods::core::{Container, Pod};
+use sergeant_messages::runtime::cri;
+
+use super::backoff::{Backoff, BackoffPolicy};
+use super::observe::{observe, PodRuntime};
+use super::spec::{self, ContainerKind, NodeContext};
+use super::start::{start_container, StartRequest};
+use super::status::Waiting;
+use super::volumes::VolumePlan;
+use crate::runtime::RuntimePort;
+
+/// Everything one sync needs; the pod actor hands it over and gets a [`SyncOutcome`] back.
+pub struct SyncInput {
+    /// The desired pod.
+    pub pod: Arc<Pod>,
+    /// The runtime.
+    pub port: RuntimePort,
+    /// The node's settings for pods.
+    pub node: Arc<NodeContext>,
+    /// Container restart back-off, by container name.
+    pub restarts: Backoff,
+    /// Image pull back-off, by image.
+    pub pulls: Backoff,
+    /// The crash-loop periods.
+    pub restart_policy: BackoffPolicy,
+}
+
+/// What a sync did and found.
+pub struct SyncOutcome {
+    /// The runtime's view of the pod after the sync's actions.
+    pub runtime: PodRuntime,
+    /// Why containers that are not running are waiting.
+    pub waiting: BTreeMap<String, Waiting>,
+    /// Updated restart back-off.
+    pub restarts: Backoff,
+    /// Updated pull back-off.
+    pub pulls: Backoff,
+    /// When the next sync is due because a back-off ends, if any.
+    pub next_sync: Option<Instant>,
+    /// A failure that stopped the sync early (the runtime was unavailable, say).
+    pub error: Option<String>,
+}
+
+/// Runs one sync of `input.pod`.
+pub async fn sync(mut input: SyncInput) -> SyncOutcome {
+    let mut waiting = BTreeMap::new();
+    let error = reconcile(&mut input, &mut waiting).await.err();
+    let runtime = observe(&input.port, uid(&input.pod))
+        .await
+        .unwrap_or_default();
+    let now = Instant::now();
+    let next_sync = [
+        input.restarts.next_expiry(now),
+        input.pulls.next_expiry(now),
+    ]
+    .into_iter()
+    .flatten()
+    .min();
+    SyncOutcome {
+        runtime,
+        waiting,
+        restarts: input.restarts,
+        pulls: input.pulls,
+        next_sync,
+        error,
+    }
+}
+
+fn uid(pod: &Pod) -> &str {
+    pod.metadata.uid.as_deref().unwrap_or_default()
+}
+
+/// What to do with one container after looking at its newest instance.
+enum Step {
+    /// Running (or done and not to be restarted): go on to the next container.
+    Next,
+    /// Not finished yet (an init container running): stop here for this sync.
+    Wait,
+}
+
+async fn reconcile(
+    input: &mut SyncInput,
+    waiting: &mut BTreeMap<String, Waiting>,
+) -> Result<(), String> {
+    let pod = Arc::clone(&input.pod);
+    let node = Arc::clone(&input.node);
+    let runtime = observe(&input.port, uid(&pod))
+        .await
+        .map_err(|e| e.to_string())?;
+    let plan = VolumePlan::for_pod(&pod, &node).map_err(|e| e.to_string())?;
+    let sandbox_config = {
+        let (pod, node, attempt) = (
+            Arc::clone(&pod),
+            Arc::clone(&node),
+            sandbox_attempt(&runtime),
+        );
+        tokio::task::spawn_blocking(move || spec::sandbox_config(&pod, &node, attempt))
+            .await
+            .map_err(|e| format!("building the sandbox configuration did not finish: {e}"))?
+            .map_err(|e| e.to_string())?
+    };
+    let pod_ip = runtime
+        .sandbox_status
+        .as_ref()
+        .and_then(|s| s.network.as_ref())
+        .map(|n| n.ip.clone())
+        .filter(|ip| !ip.is_empty());
+    let sandbox_id = match runtime.ready_sandbox() {
+        Some(sandbox) => sandbox.id.clone(),
+        None => {
+            for name in all_containers(&pod).map(|(c, _)| c.name.clone()) {
+                waiting.insert(
+                    name,
+                    Waiting {
+                        reason: "ContainerCreating".into(),
+                        message: String::new(),
+                    },
+                );
+            }
+            return start_sandbox(input, &runtime, &plan, sandbox_config).await;
+        }
+    };
+    let request = |container: &Container, kind: ContainerKind| StartRequest {
+        pod: Arc::clone(&pod),
+        container: container.clone(),
+        kind,
+        sandbox_id: sandbox_id.clone(),
+        sandbox_config: sandbox_config.clone(),
+        restart_count: runtime
+            .latest_anywhere(&container.name)
+            .map_or(0, |c| c.restart_count() + 1),
+        pod_ip: pod_ip.clone(),
+    };
+    let never = pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) == Some("Never");
+    let on_failure =
+        pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) == Some("OnFailure");
+    for (container, kind) in all_containers(&pod) {
+        let latest = runtime.latest(&sandbox_id, &container.name);
+        let step = match latest.map(|c| (c.state(), c.status.exit_code)) {
+            None => {
+                run(input, request(container, kind), &plan, waiting).await;
+                if kind == ContainerKind::Init {
+                    Step::Wait
+                } else {
+                    Step::Next
+                }
+            }
+            Some((cri::ContainerState::ContainerCreated, _)) => {
+                // A leftover of a start that failed half-way: replace it.
+                if let Some(stale) = latest {
+                    let id = stale.status.id.clone();
+                    input
+                        .port
+                        .call(cri::RemoveContainerRequest { container_id: id })
+                        .await
+                        .map_err(|e| e.to_string())?;
+                }
+                run(input, request(container, kind), &plan, waiting).await;
+                if kind == ContainerKind::Init {
+                    Step::Wait
+                } else {
+                    Step::Next
+                }
+            }
+            Some((cri::ContainerState::ContainerRunning, _)) => {
+                if kind == ContainerKind::Init {
+                    Step::Wait
+                } else {
+                    Step::Next
+                }
+            }
+            Some((_, code)) => {
+                let restart = match kind {
+                    ContainerKind::Sidecar => true,
+                    ContainerKind::Init => code != 0 && !never,
+                    ContainerKind::Regular => !never && (!on_failure || code != 0),
+                };
+                if restart {
+                    restart_after_backoff(input, request(container, kind), latest, &plan, waiting)
+                        .await;
+                }
+                match kind {
+                    ContainerKind::Init if code != 0 => Step::Wait,
+                    _ => Step::Next,
+                }
+            }
+        };
+        if matches!(step, Step::Wait) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The spec's containers in start order: init containers (sidecars among them), then app
+/// containers.
+fn all_containers(pod: &Pod) -> impl Iterator<Item = (&Container, ContainerKind)> {
+    let spec = pod.spec.as_ref();
+    let init = spec
+        .and_then(|s| s.init_containers.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let sidecar = c.restart_policy.as_deref() == Some("Always");
+            (
+                c,
+                if sidecar {
+                    ContainerKind::Sidecar
+                } else {
+                    ContainerKind::Init
+                },
+            )
+        });
+    let regular = spec
+        .into_iter()
+        .flat_map(|s| s.containers.iter())
+        .map(|c| (c, ContainerKind::Regular));
+    init.chain(regular)
+}
+
+fn sandbox_attempt(runtime: &PodRuntime) -> u32 {
+    runtime
+        .sandboxes
+        .first()
+        .and_then(|s| s.metadata.as_ref())
+        .map_or(0, |m| m.attempt + 1)
+}
+
+/// Replaces dead sandboxes with a fresh one, its volumes and cgroup ready.
+async fn start_sandbox(
+    input: &SyncInput,
+    runtime: &PodRuntime,
+    plan: &VolumePlan,
+    config: cri::PodSandboxConfig,
+) -> Result<(), String> {
+    for old in &runtime.sandboxes {
+        input
+            .port
+            .call(cri::StopPodSandboxRequest {
+                pod_sandbox_id: old.id.clone(),
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let cgroup = spec::pod_cgroup_parent(&input.pod, &input.node);
+    let pids_limit = input.node.pod_pids_limit;
+    let plan = plan.clone();
+    tokio::task::spawn_blocking(move || -> Result<(), String> {
+        spec::ensure_pod_cgroup(&cgroup, pids_limit).map_err(|e| e.to_string())?;
+        super::volumes::setup_volumes(&plan).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| format!("volume setup did not finish: {e}"))??;
+    input
+        .port
+        .call(cri::RunPodSandboxRequest {
+            config: Some(config),
+            runtime_handler: String::new(),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Restarts an exited container unless it is in back-off.
+async fn restart_after_backoff(
+    input: &mut SyncInput,
+    request: StartRequest,
+    exited: Option<&super::observe::ObservedContainer>,
+    plan: &VolumePlan,
+    waiting: &mut BTreeMap<String, Waiting>,
+) {
+    let name = request.container.name.clone();
+    let now = Instant::now();
+    if let Err(remaining) = input.restarts.check(&name, now) {
+        let delay = input.restarts.delay(&name).unwrap_or(remaining);
+        waiting.insert(
+            name.clone(),
+            Waiting {
+                reason: "CrashLoopBackOff".into(),
+                message: format!(
+                    "back-off {} restarting failed container={name} pod={}",
+                    go_duration(delay),
+                    pod_name(&request.pod)
+                ),
+            },
+        );
+        return;
+    }
+    let ran_for = exited.map_or(Duration::ZERO, |c| {
+        Duration::from_nanos(u64::try_from(c.status.finished_at - c.status.started_at).unwrap_or(0))
+    });
+    input
+        .restarts
+        .restarted(&name, ran_for, now, input.restart_policy);
+    run(input, request, plan, waiting).await;
+}
+
+async fn run(
+    input: &mut SyncInput,
+    request: StartRequest,
+    plan: &VolumePlan,
+    waiting: &mut BTreeMap<String, Waiting>,
+) {
+    let name = request.container.name.clone();
+    if let Err(why) =
+        start_container(&input.port, &input.node, plan, &mut input.pulls, request).await
+    {
+        waiting.insert(name, why);
+    }
+}
+
+fn pod_name(pod: &Pod) -> String {
+    format!(
+        "{}_{}({})",
+        pod.metadata.name.as_deref().unwrap_or_default(),
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        uid(pod)
+    )
+}
+
+/// Formats a duration as Go does for whole seconds and minutes (`10s`, `5m0s`).
+fn go_duration(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    if secs >= 60 {
+        format!("{}m{}s", secs / 60, secs % 60)
+    } else {
+        format!("{secs}s")
+    }
+}

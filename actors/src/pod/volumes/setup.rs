@@ -1,0 +1,198 @@
+//! Making a pod's planned volumes real on the node, and removing everything the node kept for
+//! the pod. Both are idempotent and blocking: the pod actor runs them in `spawn_blocking`.
+
+use std::io::ErrorKind;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::mount::{mount, umount2, MntFlags, MsFlags};
+
+use super::{PlannedSource, PlannedVolume, VolumePlan};
+use crate::pod::spec::mountinfo::{self, is_mounted};
+use crate::pod::spec::{is_safe_path_component, NodeContext, SpecError};
+
+/// emptyDir directories are writable by every user, so containers running as any UID can
+/// use them.
+const EMPTY_DIR_MODE: u32 = 0o777;
+
+/// Creates the emptyDir directories (mounting a tmpfs on memory ones), and checks or creates
+/// hostPath paths as their type says. Running it again changes nothing: a tmpfs already
+/// mounted stays as it is.
+///
+/// # Errors
+///
+/// [`SpecError::Host`] naming the pod, the path and the reason when a directory or tmpfs
+/// cannot be made, or a hostPath is not what its type requires.
+pub fn setup_volumes(plan: &VolumePlan) -> Result<(), SpecError> {
+    let mounts = if plan.iter().any(|(_, v)| v.is_memory) {
+        mountinfo::mounts().map_err(|reason| SpecError::Node { reason })?
+    } else {
+        Vec::new()
+    };
+    for (_, volume) in plan.iter() {
+        let fail = |reason: String| SpecError::host_reason(&plan.pod, &volume.host_path, reason);
+        match volume.source {
+            PlannedSource::EmptyDir { size_limit_bytes } => {
+                make_empty_dir(volume, size_limit_bytes, &mounts).map_err(fail)?;
+            }
+            PlannedSource::HostPath(kind) => kind.prepare(&volume.host_path).map_err(fail)?,
+        }
+    }
+    Ok(())
+}
+
+fn make_empty_dir(
+    volume: &PlannedVolume,
+    size_limit_bytes: Option<i64>,
+    mounts: &[mountinfo::MountEntry],
+) -> Result<(), String> {
+    let path = &volume.host_path;
+    let io = |e: std::io::Error| crate::pod::spec::io_reason(&e);
+    std::fs::create_dir_all(path).map_err(io)?;
+    if volume.is_memory && !is_mounted(mounts, path, "tmpfs") {
+        let mut options = format!("mode={EMPTY_DIR_MODE:o}");
+        if let Some(bytes) = size_limit_bytes {
+            options.push_str(&format!(",size={bytes}"));
+        }
+        mount(
+            Some("tmpfs"),
+            path.as_path(),
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some(options.as_str()),
+        )
+        .map_err(|errno| format!("mounting a tmpfs ({options}): {}", errno.desc()))?;
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(EMPTY_DIR_MODE)).map_err(io)
+}
+
+/// Unmounts everything mounted under `<root_dir>/pods/<uid>` (memory emptyDirs) and removes
+/// that directory. A missing directory is fine, so it can be repeated after a crash.
+///
+/// # Errors
+///
+/// [`SpecError::Host`] (naming the UID as the pod) when the UID is not a plain name, a mount
+/// cannot be removed, or the directory cannot be deleted. Nothing is deleted while a mount is
+/// left under it.
+pub fn teardown_pod_dir(uid: &str, node: &NodeContext) -> Result<(), SpecError> {
+    let pod_dir = node.pod_dir(uid);
+    if !is_safe_path_component(uid) {
+        return Err(SpecError::host_reason(
+            uid,
+            &pod_dir,
+            "the pod UID is not a plain name",
+        ));
+    }
+    let fail = |path: &Path, reason: String| SpecError::host_reason(uid, path, reason);
+    for mount_point in mounts_under(&pod_dir).map_err(|r| fail(&pod_dir, r))? {
+        match umount2(&mount_point, MntFlags::empty()) {
+            Ok(()) | Err(Errno::EINVAL | Errno::ENOENT) => {}
+            Err(errno) => return Err(fail(&mount_point, format!("unmounting: {}", errno.desc()))),
+        }
+    }
+    if let Some(left) = mounts_under(&pod_dir)
+        .map_err(|r| fail(&pod_dir, r))?
+        .first()
+    {
+        return Err(fail(
+            left,
+            "is still mounted; the pod directory is kept".to_string(),
+        ));
+    }
+    match std::fs::remove_dir_all(&pod_dir) {
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(SpecError::host(uid, &pod_dir, &e)),
+        _ => Ok(()),
+    }
+}
+
+/// Mount points at or below `dir`, deepest first.
+fn mounts_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut found: Vec<PathBuf> = mountinfo::mounts()?
+        .into_iter()
+        .map(|m| m.mount_point)
+        .filter(|p| p.starts_with(dir))
+        .collect();
+    found.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    found.dedup();
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pod::spec::test_pods::{node, pod_with};
+    use crate::pod::volumes::tests::{empty_dir, host_path};
+    use sergeant_messages::pods::core::Volume;
+
+    fn planned(root: &Path, volumes: Vec<Volume>) -> (VolumePlan, NodeContext) {
+        let node = node(root.to_path_buf());
+        let mut pod = pod_with(vec![], vec![]);
+        pod.spec.as_mut().unwrap().volumes = Some(volumes);
+        (VolumePlan::for_pod(&pod, &node).unwrap(), node)
+    }
+
+    /// Real tmpfs mounts (the tests run as root): set up twice, used, torn down twice.
+    #[test]
+    fn volumes_are_set_up_and_torn_down_idempotently() {
+        let root = tempfile::tempdir().unwrap();
+        let shared = root.path().join("shared");
+        let (plan, node) = planned(
+            root.path(),
+            vec![
+                empty_dir("disk", None, None),
+                empty_dir("mem", Some("Memory"), Some("1Mi")),
+                host_path(
+                    "shared",
+                    shared.to_str().unwrap(),
+                    Some("DirectoryOrCreate"),
+                ),
+            ],
+        );
+        setup_volumes(&plan).unwrap();
+        setup_volumes(&plan).unwrap();
+        let mem = &plan.get("mem").unwrap().host_path;
+        let mounts = mountinfo::mounts().unwrap();
+        assert_eq!(
+            mounts.iter().filter(|m| &m.mount_point == mem).count(),
+            1,
+            "one tmpfs, mounted once"
+        );
+        assert!(is_mounted(&mounts, mem, "tmpfs"));
+        let disk = &plan.get("disk").unwrap().host_path;
+        assert_eq!(
+            std::fs::metadata(disk).unwrap().permissions().mode() & 0o777,
+            0o777
+        );
+        assert!(shared.is_dir());
+        std::fs::write(mem.join("f"), b"x").unwrap();
+        // The size limit holds.
+        assert!(std::fs::write(mem.join("big"), vec![0u8; 2 << 20]).is_err());
+
+        teardown_pod_dir("uid-1", &node).unwrap();
+        teardown_pod_dir("uid-1", &node).unwrap();
+        assert!(!node.pod_dir("uid-1").exists());
+        assert!(!is_mounted(&mountinfo::mounts().unwrap(), mem, "tmpfs"));
+        assert!(
+            shared.is_dir(),
+            "hostPath volumes are the node's, never removed"
+        );
+    }
+
+    #[test]
+    fn a_wrong_host_path_names_pod_and_path() {
+        let root = tempfile::tempdir().unwrap();
+        let (plan, node) = planned(
+            root.path(),
+            vec![host_path("h", "/dev/null", Some("Directory"))],
+        );
+        assert_eq!(
+            setup_volumes(&plan).unwrap_err().to_string(),
+            "pod ns/web: /dev/null: is not a directory"
+        );
+        assert!(teardown_pod_dir("../x", &node)
+            .unwrap_err()
+            .to_string()
+            .contains("not a plain name"));
+    }
+}

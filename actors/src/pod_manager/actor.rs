@@ -1,0 +1,414 @@
+//! The pod manager actor.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message, WrapFuture};
+use sergeant_messages::pods::core::Pod;
+use sergeant_messages::pods::{LifecycleEvents, PodKey, SourceSnapshot};
+use sergeant_messages::runtime::cri;
+use tokio::sync::watch;
+
+use super::admission::{admit, Capacity, Rejection};
+use crate::config_feed::ConfigState;
+use crate::failpoint;
+use crate::pod::backoff::BackoffPolicy;
+use crate::pod::labels;
+use crate::pod::report;
+use crate::pod::spec::NodeContext;
+use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, WorkerDeps};
+use crate::runtime::RuntimePort;
+use crate::supervisor::{spawn_actor, ChildEnv, JoinOutcome, Running};
+
+/// Delay before a crashed pod actor is started again.
+const WORKER_RESTART_DELAY: Duration = Duration::from_secs(1);
+
+/// What the pod manager is built from.
+#[derive(Clone)]
+pub struct PodManagerDeps {
+    /// The runtime.
+    pub port: RuntimePort,
+    /// The live configuration (maxPods, crash-loop periods, node settings).
+    pub config: watch::Receiver<ConfigState>,
+    /// Every pod source's latest snapshot.
+    pub sources: Vec<watch::Receiver<SourceSnapshot>>,
+}
+
+/// One running pod actor.
+struct Worker {
+    key: PodKey,
+    addr: Addr<PodWorker>,
+    /// Held for the actor's life: dropping it stops the pod actor (never the pod itself, which
+    /// the next pod manager adopts).
+    _incarnation: Running,
+    pod: Option<Arc<Pod>>,
+    terminating: bool,
+}
+
+/// Runs one pod actor per admitted pod.
+pub struct PodManager {
+    env: ChildEnv,
+    deps: PodManagerDeps,
+    node: Option<Arc<NodeContext>>,
+    workers: BTreeMap<String, Worker>,
+    reports: BTreeMap<String, Arc<Pod>>,
+    rejected: BTreeMap<String, Arc<Pod>>,
+    orphans_checked: bool,
+}
+
+impl PodManager {
+    /// A pod manager; it reads the sources once started.
+    #[must_use]
+    pub fn new(env: &ChildEnv, deps: PodManagerDeps) -> Self {
+        Self {
+            env: env.clone(),
+            deps,
+            node: None,
+            workers: BTreeMap::new(),
+            reports: BTreeMap::new(),
+            rejected: BTreeMap::new(),
+            orphans_checked: false,
+        }
+    }
+
+    fn desired(&self) -> (BTreeMap<String, Arc<Pod>>, bool) {
+        let mut desired = BTreeMap::new();
+        let mut synced = true;
+        for source in &self.deps.sources {
+            let snapshot = source.borrow();
+            synced &= snapshot.synced;
+            for pod in &snapshot.pods {
+                if let Some(uid) = pod.metadata.uid.clone() {
+                    desired.insert(uid, Arc::clone(pod));
+                }
+            }
+        }
+        (desired, synced)
+    }
+
+    fn capacity(&self, node: &NodeContext) -> Capacity {
+        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        Capacity {
+            pods: usize::try_from(self.deps.config.borrow().active.kubelet.max_pods).unwrap_or(0),
+            cpu_millis: i64::try_from(cpus).unwrap_or(1) * 1000,
+            memory_bytes: i64::try_from(node.memory_capacity_bytes).unwrap_or(i64::MAX),
+        }
+    }
+
+    fn reconcile(&mut self, ctx: &mut Context<Self>) {
+        if let Err(fault) = failpoint::check("pod-manager::reconcile") {
+            return self.env.fail(ctx, fault);
+        }
+        let Some(node) = self.node.clone() else {
+            return;
+        };
+        let (desired, synced) = self.desired();
+        for (uid, worker) in &mut self.workers {
+            if !desired.contains_key(uid) && !worker.terminating {
+                worker.terminating = true;
+                worker.addr.do_send(TerminatePod { grace: None });
+            }
+        }
+        self.rejected.retain(|uid, _| desired.contains_key(uid));
+        let capacity = self.capacity(&node);
+        for (uid, pod) in &desired {
+            if self.workers.contains_key(uid) || self.rejected.contains_key(uid) {
+                continue;
+            }
+            let admitted: Vec<&Pod> = self
+                .workers
+                .values()
+                .filter(|w| !w.terminating)
+                .filter_map(|w| w.pod.as_deref())
+                .collect();
+            match admit(pod, &admitted, capacity) {
+                Ok(()) => self.start_worker(key_of(pod), Some(Arc::clone(pod)), ctx),
+                Err(rejection) => self.reject(uid, pod, &rejection),
+            }
+        }
+        if synced && !self.orphans_checked {
+            self.orphans_checked = true;
+            self.find_orphans(desired.keys().cloned().collect(), ctx);
+        }
+        self.show_status();
+    }
+
+    fn reject(&mut self, uid: &str, pod: &Arc<Pod>, rejection: &Rejection) {
+        tracing::warn!(pod = %key_of(pod), reason = rejection.reason, "pod rejected: {}", rejection.message);
+        self.rejected.insert(
+            uid.to_owned(),
+            Arc::new(report::rejected(pod, &rejection.reason, &rejection.message)),
+        );
+    }
+
+    fn start_worker(&mut self, key: PodKey, pod: Option<Arc<Pod>>, ctx: &mut Context<Self>) {
+        let Some(node) = self.node.clone() else {
+            return;
+        };
+        let sergeant = &self.deps.config.borrow().active;
+        let restart_policy = BackoffPolicy {
+            initial: sergeant
+                .sergeant
+                .crash_loop_back_off
+                .initial_period
+                .as_std(),
+            max: sergeant
+                .kubelet
+                .crash_loop_back_off
+                .max_container_restart_period
+                .as_std(),
+        };
+        let deps = WorkerDeps {
+            port: self.deps.port.clone(),
+            node,
+            restart_policy,
+            manager: ctx.address(),
+        };
+        let terminating = pod.is_none();
+        let span = tracing::info_span!(parent: &self.env.span(), "pod", namespace = %key.namespace, name = %key.name, uid = %key.uid);
+        let (addr, running) = spawn_actor(PodWorker::new(key.clone(), pod.clone(), deps), span);
+        let uid = key.uid.clone();
+        let done = running.done();
+        ctx.spawn(
+            done.into_actor(self)
+                .map(move |outcome, act, ctx| act.worker_ended(&uid, &outcome, ctx)),
+        );
+        self.workers.insert(
+            key.uid.clone(),
+            Worker {
+                key,
+                addr,
+                _incarnation: running,
+                pod,
+                terminating,
+            },
+        );
+    }
+
+    fn worker_ended(&mut self, uid: &str, outcome: &JoinOutcome, ctx: &mut Context<Self>) {
+        let Some(worker) = self.workers.get(uid) else {
+            return;
+        };
+        if let JoinOutcome::Panicked(message) = outcome {
+            let path = format!(
+                "{}/pod/{}/{}",
+                self.env.path(),
+                worker.key.namespace,
+                worker.key.name
+            );
+            tracing::error!(actor = path, "pod actor panicked, restarting it: {message}");
+            metrics::counter!("sergeant_actor_restarts_total", "actor" => path).increment(1);
+            let (key, pod) = (worker.key.clone(), worker.pod.clone());
+            let terminating = worker.terminating;
+            self.workers.remove(uid);
+            ctx.run_later(WORKER_RESTART_DELAY, move |act, ctx| {
+                act.start_worker(key, if terminating { None } else { pod }, ctx);
+                act.reconcile(ctx);
+            });
+        }
+    }
+
+    /// Terminates pods the runtime has but no source wants.
+    fn find_orphans(&mut self, desired: BTreeSet<String>, ctx: &mut Context<Self>) {
+        let port = self.deps.port.clone();
+        let Some(node_name) = self.node.as_ref().map(|n| n.node_name.clone()) else {
+            return;
+        };
+        let list = async move {
+            port.call(cri::ListPodSandboxRequest {
+                filter: Some(cri::PodSandboxFilter {
+                    label_selector: [(labels::NODE.to_owned(), node_name)].into(),
+                    ..Default::default()
+                }),
+            })
+            .await
+        };
+        ctx.spawn(list.into_actor(self).map(move |listed, act, ctx| match listed {
+            Ok(answer) => {
+                for sandbox in answer.items {
+                    let key = PodKey {
+                        namespace: sandbox.labels.get(labels::POD_NAMESPACE).cloned().unwrap_or_default(),
+                        name: sandbox.labels.get(labels::POD_NAME).cloned().unwrap_or_default(),
+                        uid: sandbox.labels.get(labels::POD_UID).cloned().unwrap_or_default(),
+                    };
+                    if !key.uid.is_empty() && !desired.contains(&key.uid) && !act.workers.contains_key(&key.uid) {
+                        tracing::info!(pod = %key, "terminating a pod no source wants any more");
+                        act.start_worker(key, None, ctx);
+                    }
+                }
+            }
+            Err(err) => {
+                tracing::warn!("cannot list sandboxes to find orphaned pods, will retry: {err}");
+                act.orphans_checked = false;
+            }
+        }));
+    }
+
+    fn show_status(&self) {
+        let terminating = self.workers.values().filter(|w| w.terminating).count();
+        self.env.set_status(format!(
+            "{} pod actors ({terminating} terminating), {} rejected",
+            self.workers.len(),
+            self.rejected.len()
+        ));
+        let running = self
+            .reports
+            .values()
+            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+            .count();
+        metrics::gauge!("kubelet_running_pods").set(running as f64);
+    }
+}
+
+fn key_of(pod: &Pod) -> PodKey {
+    PodKey {
+        namespace: pod
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        name: pod.metadata.name.clone().unwrap_or_default(),
+        uid: pod.metadata.uid.clone().unwrap_or_default(),
+    }
+}
+
+/// A source changed; look again.
+#[derive(Debug, Clone, Copy)]
+struct SourcesChanged;
+
+impl Message for SourcesChanged {
+    type Result = ();
+}
+
+impl Actor for PodManager {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        metrics::describe_gauge!(
+            "kubelet_running_pods",
+            "Number of pods that have a running pod sandbox."
+        );
+        match NodeContext::from_config(&self.deps.config.borrow().active) {
+            Ok(node) => self.node = Some(Arc::new(node)),
+            Err(err) => {
+                return self
+                    .env
+                    .fail(ctx, format!("cannot read the node's settings: {err}"))
+            }
+        }
+        for source in self.deps.sources.clone() {
+            let mut source = source;
+            let addr = ctx.address();
+            ctx.spawn(
+                async move {
+                    while source.changed().await.is_ok() {
+                        addr.do_send(SourcesChanged);
+                    }
+                }
+                .into_actor(self),
+            );
+        }
+        let mut config = self.deps.config.clone();
+        let addr = ctx.address();
+        ctx.spawn(
+            async move {
+                while config.changed().await.is_ok() {
+                    addr.do_send(SourcesChanged);
+                }
+            }
+            .into_actor(self),
+        );
+        self.reconcile(ctx);
+    }
+}
+
+impl Handler<SourcesChanged> for PodManager {
+    type Result = ();
+
+    fn handle(&mut self, _: SourcesChanged, ctx: &mut Context<Self>) {
+        self.reconcile(ctx);
+    }
+}
+
+impl Handler<LifecycleEvents> for PodManager {
+    type Result = ();
+
+    fn handle(&mut self, LifecycleEvents(events): LifecycleEvents, _: &mut Context<Self>) {
+        let uids: BTreeSet<&str> = events.iter().map(|e| e.pod_uid.as_str()).collect();
+        for uid in uids {
+            if let Some(worker) = self.workers.get(uid) {
+                worker.addr.do_send(SyncPod);
+            }
+        }
+    }
+}
+
+/// A pod actor's latest view of its pod, status included.
+#[derive(Debug, Clone)]
+pub struct PodReport {
+    /// Which pod.
+    pub key: PodKey,
+    /// The pod with its computed status.
+    pub pod: Arc<Pod>,
+}
+
+impl Message for PodReport {
+    type Result = ();
+}
+
+impl Handler<PodReport> for PodManager {
+    type Result = ();
+
+    fn handle(&mut self, report: PodReport, _: &mut Context<Self>) {
+        if self
+            .workers
+            .get(&report.key.uid)
+            .is_some_and(|w| !w.terminating)
+        {
+            self.reports.insert(report.key.uid, report.pod);
+            self.show_status();
+        }
+    }
+}
+
+/// A pod actor finished terminating its pod.
+#[derive(Debug, Clone)]
+pub struct PodTerminated {
+    /// Which pod.
+    pub key: PodKey,
+}
+
+impl Message for PodTerminated {
+    type Result = ();
+}
+
+impl Handler<PodTerminated> for PodManager {
+    type Result = ();
+
+    fn handle(&mut self, done: PodTerminated, ctx: &mut Context<Self>) {
+        self.workers.remove(&done.key.uid);
+        self.reports.remove(&done.key.uid);
+        self.reconcile(ctx);
+    }
+}
+
+/// Every pod on the node with its status, for `/pods`.
+#[derive(Debug, Clone, Copy)]
+pub struct ListPods;
+
+impl Message for ListPods {
+    type Result = Vec<Arc<Pod>>;
+}
+
+impl Handler<ListPods> for PodManager {
+    type Result = Vec<Arc<Pod>>;
+
+    fn handle(&mut self, _: ListPods, _: &mut Context<Self>) -> Vec<Arc<Pod>> {
+        self.reports
+            .values()
+            .chain(self.rejected.values())
+            .cloned()
+            .collect()
+    }
+}

@@ -1,0 +1,332 @@
+//! Reading `staticPodPath`: a directory of manifests (or a single manifest file). Each scan
+//! lists the directory, skips hidden files and subdirectories, and re-reads only the files
+//! whose (mtime, size, inode) changed since the last scan — or that changed so recently that
+//! a second write within the file system's clock tick could hide behind the same stamp. All of
+//! it blocks, so it runs on the blocking pool, never on an actor thread.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use sergeant_messages::pods::core::Pod;
+use sergeant_messages::pods::RejectedManifest;
+
+use super::static_pod::load_static_pod;
+
+/// A file modified less than this before it was read is read again on the next scan, since
+/// a later write may have kept its stamp.
+const SETTLE: Duration = Duration::from_secs(2);
+
+/// `staticPodPath` could not be listed; the last good view stays in force.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: cannot read: {reason}")]
+pub(crate) struct ScanError {
+    /// The path that could not be read.
+    pub(crate) path: String,
+    /// The operating system's reason.
+    pub(crate) reason: String,
+}
+
+/// What one scan found, in file name order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Scan {
+    pub(crate) pods: Vec<Arc<Pod>>,
+    pub(crate) rejected: Vec<RejectedManifest>,
+    /// `staticPodPath` does not exist (yet): no pods, and not an error.
+    pub(crate) missing: bool,
+}
+
+/// What identifies one version of a file without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+    inode: u64,
+}
+
+impl Stamp {
+    fn of(metadata: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(metadata);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Self {
+            modified: metadata.modified().ok(),
+            len: metadata.len(),
+            inode,
+        }
+    }
+}
+
+/// A pod loaded from a file, with the line its name is on (for duplicate reports).
+#[derive(Debug, Clone)]
+struct Loaded {
+    pod: Arc<Pod>,
+    name_line: usize,
+}
+
+/// The last reading of one file.
+#[derive(Debug)]
+struct Known {
+    stamp: Stamp,
+    read_at: SystemTime,
+    outcome: Result<Loaded, String>,
+}
+
+impl Known {
+    /// Whether the file, now stamped `stamp`, can be trusted to hold what was read.
+    fn still_valid(&self, stamp: &Stamp) -> bool {
+        let settled = stamp
+            .modified
+            .and_then(|modified| modified.checked_add(SETTLE))
+            .is_some_and(|settled| settled <= self.read_at);
+        self.stamp == *stamp && settled
+    }
+}
+
+/// Scans one `staticPodPath` for one node, remembering what it read between scans.
+#[derive(Debug)]
+pub(crate) struct Scanner {
+    path: PathBuf,
+    node: String,
+    known: BTreeMap<PathBuf, Known>,
+}
+
+impl Scanner {
+    pub(crate) fn new(path: PathBuf, node: String) -> Self {
+        Self {
+            path,
+            node,
+            known: BTreeMap::new(),
+        }
+    }
+
+    /// Lists the manifests and loads the new and changed ones. Blocks.
+    ///
+    /// # Errors
+    /// [`ScanError`] when `staticPodPath` exists but cannot be listed.
+    pub(crate) fn scan(&mut self) -> Result<Scan, ScanError> {
+        let files = match self.list() {
+            Ok(files) => files,
+            Err(err) if err.kind() == ErrorKind::NotFound => {
+                self.known.clear();
+                return Ok(Scan {
+                    missing: true,
+                    ..Scan::default()
+                });
+            }
+            Err(err) => {
+                return Err(ScanError {
+                    path: self.path.display().to_string(),
+                    reason: err.to_string(),
+                })
+            }
+        };
+        self.known
+            .retain(|path, _| files.iter().any(|(file, _)| file == path));
+        for (file, stamp) in files {
+            if self
+                .known
+                .get(&file)
+                .is_some_and(|known| known.still_valid(&stamp))
+            {
+                continue;
+            }
+            let read_at = SystemTime::now();
+            match std::fs::read(&file) {
+                Ok(content) => {
+                    let outcome = self.load(&file, &content);
+                    self.known.insert(
+                        file,
+                        Known {
+                            stamp,
+                            read_at,
+                            outcome,
+                        },
+                    );
+                }
+                // Removed between listing and reading: gone, like the next scan will say.
+                Err(err) if err.kind() == ErrorKind::NotFound => {
+                    self.known.remove(&file);
+                }
+                Err(err) => {
+                    let outcome = Err(format!("{}: cannot read: {err}", file.display()));
+                    self.known.insert(
+                        file,
+                        Known {
+                            stamp,
+                            read_at,
+                            outcome,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(self.collect())
+    }
+
+    /// The regular, non-hidden files to read, sorted by name, with their stamps.
+    fn list(&self) -> std::io::Result<Vec<(PathBuf, Stamp)>> {
+        let metadata = std::fs::metadata(&self.path)?;
+        if metadata.is_file() {
+            return Ok(vec![(self.path.clone(), Stamp::of(&metadata))]);
+        }
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&self.path)? {
+            let entry = entry?;
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            // Follows symlinks; an entry that vanished or dangles is simply not there.
+            match std::fs::metadata(&path) {
+                Ok(metadata) if metadata.is_file() => files.push((path, Stamp::of(&metadata))),
+                _ => {}
+            }
+        }
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(files)
+    }
+
+    fn load(&self, file: &Path, content: &[u8]) -> Result<Loaded, String> {
+        let shown = file.display().to_string();
+        let pod = load_static_pod(&shown, content, &self.node).map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(content);
+        let name_line =
+            sergeant_config::locate_field(&text, &["metadata", "name"]).map_or(1, |at| at.line);
+        Ok(Loaded {
+            pod: Arc::new(pod),
+            name_line,
+        })
+    }
+
+    /// The view of the files as now known: each pod once, the later of two files defining
+    /// the same pod rejected in favour of the earlier.
+    fn collect(&self) -> Scan {
+        let mut scan = Scan::default();
+        let mut owners: HashMap<(String, String), &Path> = HashMap::new();
+        for (file, known) in &self.known {
+            let origin = file.display().to_string();
+            match &known.outcome {
+                Err(error) => scan.rejected.push(RejectedManifest {
+                    origin,
+                    error: error.clone(),
+                }),
+                Ok(loaded) => {
+                    let meta = &loaded.pod.metadata;
+                    let key = (
+                        meta.namespace.clone().unwrap_or_default(),
+                        meta.name.clone().unwrap_or_default(),
+                    );
+                    if let Some(first) = owners.get(&key) {
+                        let error = format!(
+                            "{origin}:{}: metadata.name: pod {}/{} is already defined by {}",
+                            loaded.name_line,
+                            key.0,
+                            key.1,
+                            first.display()
+                        );
+                        scan.rejected.push(RejectedManifest { origin, error });
+                    } else {
+                        owners.insert(key, file);
+                        scan.pods.push(loaded.pod.clone());
+                    }
+                }
+            }
+        }
+        scan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(name: &str, image: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: c\n    image: {image}\n"
+        )
+    }
+
+    fn names(scan: &Scan) -> Vec<String> {
+        scan.pods
+            .iter()
+            .filter_map(|pod| pod.metadata.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn reads_good_files_skips_hidden_and_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), manifest("a", "busybox")).unwrap();
+        std::fs::write(dir.path().join(".b.yaml"), manifest("b", "busybox")).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/c.yaml"), manifest("c", "busybox")).unwrap();
+        let mut scanner = Scanner::new(dir.path().to_path_buf(), "n1".into());
+        let scan = scanner.scan().unwrap();
+        assert_eq!(names(&scan), ["a-n1"]);
+        assert!(scan.rejected.is_empty());
+        assert!(!scan.missing);
+    }
+
+    #[test]
+    fn a_single_file_path_is_one_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("only.yaml");
+        std::fs::write(&file, manifest("only", "busybox")).unwrap();
+        let scan = Scanner::new(file, "n1".into()).scan().unwrap();
+        assert_eq!(names(&scan), ["only-n1"]);
+    }
+
+    #[test]
+    fn a_missing_directory_is_no_pods() {
+        let dir = tempfile::tempdir().unwrap();
+        let scan = Scanner::new(dir.path().join("nope"), "n1".into())
+            .scan()
+            .unwrap();
+        assert!(scan.missing && scan.pods.is_empty());
+    }
+
+    #[test]
+    fn the_later_duplicate_is_rejected_naming_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("1.yaml"), manifest("web", "busybox")).unwrap();
+        std::fs::write(dir.path().join("2.yaml"), manifest("web", "nginx")).unwrap();
+        let scan = Scanner::new(dir.path().to_path_buf(), "n1".into())
+            .scan()
+            .unwrap();
+        assert_eq!(names(&scan), ["web-n1"]);
+        let second = dir.path().join("2.yaml").display().to_string();
+        let first = dir.path().join("1.yaml").display().to_string();
+        assert_eq!(scan.rejected.len(), 1);
+        assert_eq!(scan.rejected[0].origin, second);
+        assert_eq!(
+            scan.rejected[0].error,
+            format!("{second}:4: metadata.name: pod default/web-n1 is already defined by {first}")
+        );
+    }
+
+    #[test]
+    fn unchanged_settled_files_are_not_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.yaml");
+        std::fs::write(&file, manifest("a", "busybox")).unwrap();
+        let mut scanner = Scanner::new(dir.path().to_path_buf(), "n1".into());
+        scanner.scan().unwrap();
+        // Pretend it was read long after it was written, then break the file behind the
+        // scanner's back while keeping its stamp: a settled, unchanged stamp is trusted.
+        let long_ago = SystemTime::now() + SETTLE;
+        for known in scanner.known.values_mut() {
+            known.read_at = long_ago;
+        }
+        let before = std::fs::metadata(&file).unwrap();
+        std::fs::write(&file, manifest("b", "busybox")).unwrap();
+        let file_handle = std::fs::File::options().write(true).open(&file).unwrap();
+        file_handle
+            .set_modified(before.modified().unwrap())
+            .unwrap();
+        assert_eq!(names(&scanner.scan().unwrap()), ["a-n1"]);
+    }
+}

@@ -1,0 +1,23 @@
+//! Pod sources: where the pods that belong on this node come from.
+//!
+//! Entry point: [`StaticPodSource`], standalone mode's source — the actor that turns the
+//! manifests in `staticPodPath` into the file source's [`SourceSnapshot`] for the pod manager,
+//! as upstream's static pod file source does. [`load_static_pod`] is the same conversion for
+//! one file (parse strictly, validate, apply the static pod identity and defaults), and
+//! [`Rejection`] is how a manifest that cannot become a pod is explained: one line per problem
+//! naming the file, line, field and reason.
+//!
+//! [`SourceSnapshot`]: sergeant_messages::pods::SourceSnapshot
+
+mod actor;
+mod error;
+mod fields;
+mod file;
+mod manifest;
+mod names;
+mod static_pod;
+mod validate;
+
+pub use actor::StaticPodSource;
+pub use error::{ManifestError, Rejection};
+pub use static_pod::{load_static_pod, static_pod_uid, CONFIG_HASH, CONFIG_SOURCE};

@@ -1,0 +1,533 @@
+//! The checks upstream's pod validation makes that matter on a node: names that can become
+//! container and cgroup names, containers that can run, ports and probes that can be reached,
+//! and volume mounts that refer to volumes that exist. Every failed check is reported with its
+//! field path and line; all of them are collected, not just the first.
+
+use std::collections::HashMap;
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use sergeant_messages::pods::core::{
+    Container, ContainerPort, LifecycleHandler, Pod, PodSpec, Probe,
+};
+
+use super::error::{FieldPath, Manifest, ManifestError};
+use super::names::{label_problem, port_name_problem, subdomain_problem};
+
+const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
+const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP"];
+
+/// Every problem with the parsed pod; empty when it is fine to run. `node` is the node name
+/// the pod's name will be suffixed with, so the suffixed name is checked too.
+pub(crate) fn validate(pod: &Pod, manifest: &Manifest<'_>, node: &str) -> Vec<ManifestError> {
+    let mut check = Checks {
+        manifest,
+        problems: Vec::new(),
+    };
+    check.metadata(pod, node);
+    match &pod.spec {
+        Some(spec) => check.spec(spec),
+        None => check.fail(&FieldPath::of(&["spec"]), "required: a pod needs a spec"),
+    }
+    check.problems.sort_by_key(|problem| problem.line);
+    check.problems
+}
+
+struct Checks<'m, 'a> {
+    manifest: &'m Manifest<'a>,
+    problems: Vec<ManifestError>,
+}
+
+impl Checks<'_, '_> {
+    fn fail(&mut self, path: &FieldPath, reason: impl Into<String>) {
+        self.problems.push(self.manifest.error(path, reason));
+    }
+
+    fn metadata(&mut self, pod: &Pod, node: &str) {
+        let path = FieldPath::of(&["metadata", "name"]);
+        match pod.metadata.name.as_deref() {
+            None | Some("") => self.fail(&path, "required: a static pod needs a name"),
+            Some(name) => {
+                if let Some(reason) = subdomain_problem(name) {
+                    self.fail(&path, reason);
+                } else if let Some(reason) = subdomain_problem(&format!("{name}-{node}")) {
+                    self.fail(&path, format!("with the node name suffix, {reason}"));
+                }
+            }
+        }
+        if let Some(namespace) = pod.metadata.namespace.as_deref() {
+            if let Some(reason) = label_problem(namespace) {
+                self.fail(&FieldPath::of(&["metadata", "namespace"]), reason);
+            }
+        }
+    }
+
+    fn spec(&mut self, spec: &PodSpec) {
+        let spec_path = FieldPath::of(&["spec"]);
+        if spec.containers.is_empty() {
+            self.fail(
+                &spec_path.key("containers"),
+                "required: at least one container",
+            );
+        }
+        if let Some(policy) = spec.restart_policy.as_deref() {
+            self.one_of(&spec_path.key("restartPolicy"), policy, RESTART_POLICIES);
+        }
+        if spec.termination_grace_period_seconds.is_some_and(|s| s < 0) {
+            self.fail(
+                &spec_path.key("terminationGracePeriodSeconds"),
+                "must be greater than or equal to 0",
+            );
+        }
+        if spec
+            .active_deadline_seconds
+            .is_some_and(|s| !(1..=i64::from(i32::MAX)).contains(&s))
+        {
+            self.fail(
+                &spec_path.key("activeDeadlineSeconds"),
+                "must be between 1 and 2147483647",
+            );
+        }
+        if spec
+            .ephemeral_containers
+            .as_ref()
+            .is_some_and(|e| !e.is_empty())
+        {
+            self.fail(
+                &spec_path.key("ephemeralContainers"),
+                "may not be set in a static pod manifest",
+            );
+        }
+        let volumes = self.volumes(spec);
+        let mut names: HashMap<&str, FieldPath> = HashMap::new();
+        let init = spec.init_containers.as_deref().unwrap_or_default();
+        for (kind, list) in [
+            ("initContainers", init),
+            ("containers", &spec.containers[..]),
+        ] {
+            for (index, container) in list.iter().enumerate() {
+                let path = spec_path.key(kind).index(index);
+                let name_path = path.key("name");
+                if let Some(reason) = label_problem(&container.name) {
+                    self.fail(&name_path, reason);
+                } else if let Some(first) = names.get(container.name.as_str()) {
+                    self.fail(
+                        &name_path,
+                        format!(
+                            "duplicate container name \"{}\" (first at {first})",
+                            container.name
+                        ),
+                    );
+                } else {
+                    names.insert(&container.name, name_path);
+                }
+                self.container(container, &path, kind == "initContainers", &volumes);
+            }
+        }
+    }
+
+    /// Checks volume names and returns the declared ones.
+    fn volumes<'s>(&mut self, spec: &'s PodSpec) -> Vec<&'s str> {
+        let mut declared: Vec<&str> = Vec::new();
+        for (index, volume) in spec.volumes.iter().flatten().enumerate() {
+            let path = FieldPath::of(&["spec", "volumes"]).index(index).key("name");
+            if let Some(reason) = label_problem(&volume.name) {
+                self.fail(&path, reason);
+            } else if declared.contains(&volume.name.as_str()) {
+                self.fail(&path, format!("duplicate volume name \"{}\"", volume.name));
+            }
+            declared.push(&volume.name);
+        }
+        declared
+    }
+
+    fn container(&mut self, container: &Container, path: &FieldPath, init: bool, volumes: &[&str]) {
+        match container.image.as_deref() {
+            None | Some("") => {
+                self.fail(&path.key("image"), "required: a container needs an image")
+            }
+            Some(image) if image.trim() != image => {
+                self.fail(
+                    &path.key("image"),
+                    "must not have leading or trailing whitespace",
+                );
+            }
+            Some(_) => {}
+        }
+        if let Some(policy) = container.restart_policy.as_deref() {
+            let policy_path = path.key("restartPolicy");
+            if !init {
+                self.fail(
+                    &policy_path,
+                    "may only be set on init containers (as Always, for a sidecar)",
+                );
+            } else if policy != "Always" {
+                self.fail(&policy_path, format!("unsupported value \"{policy}\": an init container may only set \"Always\" (a sidecar)"));
+            }
+        }
+        for (index, port) in container.ports.iter().flatten().enumerate() {
+            self.port(port, &path.key("ports").index(index));
+        }
+        for (index, mount) in container.volume_mounts.iter().flatten().enumerate() {
+            let mount_path = path.key("volumeMounts").index(index);
+            if !volumes.contains(&mount.name.as_str()) {
+                self.fail(
+                    &mount_path.key("name"),
+                    format!("volume \"{}\" is not declared in spec.volumes", mount.name),
+                );
+            }
+            if mount.mount_path.is_empty() {
+                self.fail(
+                    &mount_path.key("mountPath"),
+                    "required: a mount needs a path",
+                );
+            }
+        }
+        for (key, probe) in [
+            ("livenessProbe", &container.liveness_probe),
+            ("readinessProbe", &container.readiness_probe),
+            ("startupProbe", &container.startup_probe),
+        ] {
+            if let Some(probe) = probe {
+                self.probe(probe, &path.key(key));
+            }
+        }
+        if let Some(lifecycle) = &container.lifecycle {
+            for (key, handler) in [
+                ("postStart", &lifecycle.post_start),
+                ("preStop", &lifecycle.pre_stop),
+            ] {
+                if let Some(handler) = handler {
+                    self.handler(handler, &path.key("lifecycle").key(key));
+                }
+            }
+        }
+    }
+
+    fn port(&mut self, port: &ContainerPort, path: &FieldPath) {
+        if !(1..=65535).contains(&port.container_port) {
+            self.fail(&path.key("containerPort"), "must be between 1 and 65535");
+        }
+        if port.host_port.is_some_and(|p| !(0..=65535).contains(&p)) {
+            self.fail(
+                &path.key("hostPort"),
+                "must be between 1 and 65535, or 0 for none",
+            );
+        }
+        if let Some(protocol) = port.protocol.as_deref() {
+            self.one_of(&path.key("protocol"), protocol, PROTOCOLS);
+        }
+        if let Some(name) = port.name.as_deref() {
+            if let Some(reason) = port_name_problem(name) {
+                self.fail(&path.key("name"), reason);
+            }
+        }
+    }
+
+    fn probe(&mut self, probe: &Probe, path: &FieldPath) {
+        if let Some(http) = &probe.http_get {
+            self.named_port(&http.port, &path.key("httpGet").key("port"));
+        }
+        if let Some(tcp) = &probe.tcp_socket {
+            self.named_port(&tcp.port, &path.key("tcpSocket").key("port"));
+        }
+        if let Some(grpc) = &probe.grpc {
+            self.named_port(&IntOrString::Int(grpc.port), &path.key("grpc").key("port"));
+        }
+        for (key, value) in [
+            ("initialDelaySeconds", probe.initial_delay_seconds),
+            ("timeoutSeconds", probe.timeout_seconds),
+            ("periodSeconds", probe.period_seconds),
+            ("successThreshold", probe.success_threshold),
+            ("failureThreshold", probe.failure_threshold),
+        ] {
+            if value.is_some_and(|v| v < 0) {
+                self.fail(&path.key(key), "must be greater than or equal to 0");
+            }
+        }
+    }
+
+    fn handler(&mut self, handler: &LifecycleHandler, path: &FieldPath) {
+        if let Some(http) = &handler.http_get {
+            self.named_port(&http.port, &path.key("httpGet").key("port"));
+        }
+        if let Some(tcp) = &handler.tcp_socket {
+            self.named_port(&tcp.port, &path.key("tcpSocket").key("port"));
+        }
+    }
+
+    /// A port given by number (1–65535) or by the name of a container port.
+    fn named_port(&mut self, port: &IntOrString, path: &FieldPath) {
+        let problem = match port {
+            IntOrString::Int(number) => {
+                (!(1..=65535).contains(number)).then(|| "must be between 1 and 65535".to_owned())
+            }
+            IntOrString::String(name) => port_name_problem(name),
+        };
+        if let Some(reason) = problem {
+            self.fail(path, reason);
+        }
+    }
+
+    fn one_of(&mut self, path: &FieldPath, value: &str, allowed: &[&str]) {
+        if !allowed.contains(&value) {
+            let quoted: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+            self.fail(
+                path,
+                format!(
+                    "unsupported value \"{value}\": supported values: {}",
+                    quoted.join(", ")
+                ),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::manifest::parse;
+
+    const FILE: &str = "/m/web.yaml";
+
+    fn problems(text: &str) -> Vec<(usize, String, String)> {
+        let manifest = Manifest { file: FILE, text };
+        let pod = parse(&manifest).unwrap();
+        validate(&pod, &manifest, "node-a")
+            .into_iter()
+            .map(|p| (p.line, p.field.unwrap_or_default(), p.reason))
+            .collect()
+    }
+
+    fn one(text: &str) -> (usize, String, String) {
+        let mut all = problems(text);
+        assert_eq!(all.len(), 1, "{all:?}");
+        all.remove(0)
+    }
+
+    const GOOD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  initContainers:
+  - name: setup
+    image: busybox
+    restartPolicy: Always
+  containers:
+  - name: nginx
+    image: nginx:1.27
+    ports:
+    - containerPort: 80
+      name: http
+    volumeMounts:
+    - name: data
+      mountPath: /data
+    livenessProbe:
+      httpGet:
+        port: http
+  volumes:
+  - name: data
+    emptyDir: {}
+";
+
+    #[test]
+    fn a_good_pod_passes() {
+        assert!(problems(GOOD).is_empty());
+    }
+
+    #[test]
+    fn missing_name() {
+        let text = GOOD.replace("  name: web\n", "  labels: {}\n");
+        assert_eq!(
+            one(&text),
+            (
+                3,
+                "metadata.name".into(),
+                "required: a static pod needs a name".into()
+            )
+        );
+    }
+
+    #[test]
+    fn bad_name() {
+        let text = GOOD.replace("name: web", "name: Web_1");
+        let (line, field, reason) = one(&text);
+        assert_eq!((line, field.as_str()), (4, "metadata.name"));
+        assert!(reason.contains("RFC 1123 subdomain"), "{reason}");
+    }
+
+    #[test]
+    fn no_containers() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers: []\n";
+        assert_eq!(
+            one(text),
+            (
+                6,
+                "spec.containers".into(),
+                "required: at least one container".into()
+            )
+        );
+    }
+
+    #[test]
+    fn duplicate_container_name_across_init_and_regular() {
+        let text = GOOD.replace("  - name: nginx", "  - name: setup");
+        assert_eq!(
+            one(&text),
+            (
+                11,
+                "spec.containers[0].name".into(),
+                "duplicate container name \"setup\" (first at spec.initContainers[0].name)".into()
+            )
+        );
+    }
+
+    #[test]
+    fn empty_image() {
+        let text = GOOD.replace("image: nginx:1.27", "image: \"\"");
+        assert_eq!(
+            one(&text),
+            (
+                12,
+                "spec.containers[0].image".into(),
+                "required: a container needs an image".into()
+            )
+        );
+    }
+
+    #[test]
+    fn bad_restart_policies() {
+        let text = GOOD.replace("spec:\n", "spec:\n  restartPolicy: Sometimes\n");
+        assert_eq!(
+            one(&text),
+            (6, "spec.restartPolicy".into(), "unsupported value \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"".into())
+        );
+        let text = GOOD.replace("    restartPolicy: Always", "    restartPolicy: Never");
+        assert_eq!(one(&text).0, 9);
+        let text = GOOD.replace(
+            "    image: nginx:1.27\n",
+            "    image: nginx:1.27\n    restartPolicy: Always\n",
+        );
+        assert_eq!(
+            one(&text),
+            (
+                13,
+                "spec.containers[0].restartPolicy".into(),
+                "may only be set on init containers (as Always, for a sidecar)".into()
+            )
+        );
+    }
+
+    #[test]
+    fn bad_ports() {
+        let text = GOOD.replace(
+            "containerPort: 80",
+            "containerPort: 70000\n      protocol: HTTP",
+        );
+        assert_eq!(
+            problems(&text),
+            vec![
+                (
+                    14,
+                    "spec.containers[0].ports[0].containerPort".into(),
+                    "must be between 1 and 65535".into()
+                ),
+                (
+                    15,
+                    "spec.containers[0].ports[0].protocol".into(),
+                    "unsupported value \"HTTP\": supported values: \"TCP\", \"UDP\", \"SCTP\""
+                        .into()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_container_port_is_caught() {
+        let text = GOOD.replace(
+            "    - containerPort: 80\n      name: http",
+            "    - name: http",
+        );
+        assert_eq!(
+            one(&text),
+            (
+                14,
+                "spec.containers[0].ports[0].containerPort".into(),
+                "must be between 1 and 65535".into()
+            )
+        );
+    }
+
+    #[test]
+    fn undeclared_volume_and_duplicate_volume() {
+        let text = GOOD.replace(
+            "    - name: data\n      mountPath",
+            "    - name: cache\n      mountPath",
+        );
+        assert_eq!(
+            one(&text),
+            (
+                17,
+                "spec.containers[0].volumeMounts[0].name".into(),
+                "volume \"cache\" is not declared in spec.volumes".into()
+            )
+        );
+        let text = format!("{GOOD}  - name: data\n    emptyDir: {{}}\n");
+        assert_eq!(
+            one(&text),
+            (
+                25,
+                "spec.volumes[1].name".into(),
+                "duplicate volume name \"data\"".into()
+            )
+        );
+    }
+
+    #[test]
+    fn negative_durations() {
+        let text = GOOD.replace(
+            "spec:\n",
+            "spec:\n  terminationGracePeriodSeconds: -1\n  activeDeadlineSeconds: 0\n",
+        );
+        assert_eq!(
+            problems(&text),
+            vec![
+                (
+                    6,
+                    "spec.terminationGracePeriodSeconds".into(),
+                    "must be greater than or equal to 0".into()
+                ),
+                (
+                    7,
+                    "spec.activeDeadlineSeconds".into(),
+                    "must be between 1 and 2147483647".into()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn probe_ports() {
+        let text = GOOD.replace("        port: http", "        port: 0");
+        assert_eq!(
+            one(&text),
+            (
+                21,
+                "spec.containers[0].livenessProbe.httpGet.port".into(),
+                "must be between 1 and 65535".into()
+            )
+        );
+        let text = GOOD.replace("        port: http", "        port: not--valid");
+        assert!(one(&text).2.contains("not a valid port name"));
+    }
+
+    #[test]
+    fn the_suffixed_name_must_fit() {
+        let long = "a".repeat(250);
+        let text = GOOD.replace("name: web", &format!("name: {long}"));
+        let (line, _, reason) = one(&text);
+        assert_eq!(line, 4);
+        assert!(reason.starts_with("with the node name suffix"), "{reason}");
+    }
+}

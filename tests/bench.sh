@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The benchmarks (not tests: they print numbers and write them to results files, they assert
+# nothing): CRI adapter overhead against a bare tonic client, and pod start-up and footprint
+# with 1, 10 and 110 static pods. Starts the node environment itself, like tests/run.sh.
+#
+# Results: $SERGEANT_RESULTS_DIR (default target/bench-results) as JSON.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sergeant/target}"
+export SERGEANT_RESULTS_DIR="${SERGEANT_RESULTS_DIR:-$repo/target/bench-results}"
+
+node_env="$repo/deploy/node-env/node-env.sh"
+bash "$node_env" install
+SERGEANT_CRI_ENDPOINT=$(bash "$node_env" up --instance main | sed -n 's/^CONTAINERD_ENDPOINT=//p')
+export SERGEANT_CRI_ENDPOINT
+
+cargo bench -p sergeant-runtime-adapters --bench cri_overhead
+cargo bench -p sergeant --bench pod_startup
+echo "results in $SERGEANT_RESULTS_DIR"
