@@ -24,9 +24,36 @@ fn config_for(base: &TestConfig, endpoint: &str, adapter: &str) -> TestConfig {
     TestConfig {
         healthz_port: base.healthz_port,
         read_only_port: base.read_only_port,
-        kubelet_extra: format!("containerRuntimeEndpoint: {endpoint}\n"),
+        kubelet_extra: format!(
+            "containerRuntimeEndpoint: {endpoint}\n{}",
+            base.kubelet_extra
+        ),
         sergeant: Some(format!("runtimeAdapter: {adapter}\n")),
     }
+}
+
+/// The ids of the containers of pods named `pod` in the runtime at `endpoint`.
+fn containers_of(endpoint: &str, pod: &str) -> Vec<String> {
+    use sergeant_runtime_adapters::cri::{api, CriClient, Endpoint};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        let client = CriClient::for_endpoint(Endpoint::parse(endpoint).expect("endpoint"))
+            .expect("a CRI client");
+        let filter = api::ContainerFilter {
+            label_selector: [("io.kubernetes.pod.name".to_owned(), pod.to_owned())].into(),
+            ..Default::default()
+        };
+        client
+            .list_containers(Some(filter))
+            .await
+            .expect("containers listed")
+            .into_iter()
+            .map(|c| c.id)
+            .collect()
+    })
 }
 
 fn adapter_status(agent: &Agent) -> String {
@@ -126,4 +153,75 @@ fn the_adapter_kind_is_swapped_live_from_cri_to_fake() {
         s.starts_with(&format!("serving fake at {main} (sergeant-fake "))
     });
     assert!(!status.contains("failed"), "{status}");
+}
+
+/// The pod `name` (before the node suffix) at `/pods`, if listed and Running.
+fn running_pod(agent: &Agent, name: &str) -> Option<serde_json::Value> {
+    let list = agent.get_json("/pods");
+    list["items"]
+        .as_array()?
+        .iter()
+        .find(|p| p["metadata"]["name"] == name && p["status"]["phase"] == "Running")
+        .cloned()
+}
+
+fn pod_gone(agent: &Agent, name: &str) -> Option<()> {
+    let list = agent.get_json("/pods");
+    let items = list["items"].as_array()?;
+    (!items.iter().any(|p| p["metadata"]["name"] == name)).then_some(())
+}
+
+#[test]
+fn new_pods_land_on_the_runtime_swapped_in() {
+    let main = endpoint("SERGEANT_CRI_ENDPOINT");
+    let alt = endpoint("SERGEANT_CRI_ENDPOINT_ALT");
+    let manifests = tempfile::tempdir().expect("a manifest dir");
+    let base =
+        TestConfig::new().kubelet(&format!("staticPodPath: {}\n", manifests.path().display()));
+    let agent = Agent::start_with_args(
+        &config_for(&base, &main, "cri"),
+        &[],
+        &["--hostname-override", "swap-node"],
+    );
+    let pid = agent.pid();
+    let pod = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  terminationGracePeriodSeconds: 1\n  \
+             containers:\n  - name: main\n    image: 127.0.0.1:5000/sergeant/shell:1.0\n    command: [sleep, '3600']\n"
+        )
+    };
+    for (runtime, other, name) in [(&alt, &main, "on-alt"), (&main, &alt, "on-main")] {
+        fs::write(
+            &agent.config_path,
+            config_for(&base, runtime, "cri").render(),
+        )
+        .expect("config edited");
+        wait_status(&agent, "the switch", |s| {
+            s.starts_with(&format!("serving cri at {runtime} (containerd "))
+        });
+        fs::write(manifests.path().join(format!("{name}.yaml")), pod(name))
+            .expect("manifest written");
+        let full = format!("{name}-swap-node");
+        wait_for(&format!("{full} Running"), SWAP_DEADLINE, || {
+            running_pod(&agent, &full)
+        });
+        assert_eq!(
+            containers_of(runtime, &full).len(),
+            1,
+            "{full} runs on {runtime}"
+        );
+        assert!(
+            containers_of(other, &full).is_empty(),
+            "{full} does not run on {other}"
+        );
+        fs::remove_file(manifests.path().join(format!("{name}.yaml"))).expect("manifest removed");
+        wait_for(&format!("{full} gone"), SWAP_DEADLINE, || {
+            pod_gone(&agent, &full)
+        });
+        assert!(
+            containers_of(runtime, &full).is_empty(),
+            "{full} removed from {runtime}"
+        );
+    }
+    assert_eq!(agent.pid(), pid, "no restart");
 }

@@ -20,14 +20,10 @@ pub enum Owner {
     Logging,
     /// Runtime endpoints, timeouts and the adapter choice (hot swap).
     RuntimeAdapter,
-    /// Pod lifecycle event generation.
-    Pleg,
     /// Node status and lease timings.
     NodeStatus,
     /// Image garbage collection.
     ImageGc,
-    /// The supervisors' restart policy.
-    Supervision,
     /// Pod sync timings, static pod sources and restart back-off.
     PodWorkers,
 }
@@ -100,7 +96,6 @@ const LIVE: &[(&str, Owner)] = &[
     ("nodeStatusReportFrequency", Owner::NodeStatus),
     ("nodeLeaseDurationSeconds", Owner::NodeStatus),
     ("logging.verbosity", Owner::Logging),
-    ("sergeant.supervision", Owner::Supervision),
 ];
 
 /// What changed from `old` to `new`, each change classified as live (with its owner) or

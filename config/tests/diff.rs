@@ -94,11 +94,6 @@ fn live_fields_name_their_owner() {
             Owner::RuntimeAdapter,
         ),
         (
-            &format!("{SERGEANT}supervision: {{restartIntensity: 9}}\n"),
-            "sergeant.supervision",
-            Owner::Supervision,
-        ),
-        (
             &format!("{SERGEANT}crashLoopBackOff: {{initialPeriod: 1s}}\n"),
             "sergeant.crashLoopBackOff",
             Owner::PodWorkers,
@@ -224,4 +219,13 @@ fn adopting_a_reload_that_only_changes_live_fields_is_the_new_config() {
         .adopt_live(&edited, &diff(&running, &edited))
         .unwrap();
     assert_eq!(active, edited);
+}
+
+#[test]
+fn the_supervision_policy_takes_effect_at_the_next_start() {
+    let new = format!("{SERGEANT}supervision: {{restartIntensity: 9}}\n");
+    assert_eq!(
+        changes("", &new),
+        one("sergeant.supervision", Apply::RestartRequired)
+    );
 }

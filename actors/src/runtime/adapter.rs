@@ -7,19 +7,24 @@
 //! is then stopped, so no call is lost or left hanging. When the new adapter does not answer,
 //! the old one stays in service and the failure is logged, counted
 //! (`sergeant_runtime_adapter_swap_failures_total`) and shown in this actor's status.
+//!
+//! Image pulls pass a gate: one at a time with `serializeImagePulls` (the default), or up to
+//! `maxParallelImagePulls`.
 
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::{
     Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, Recipient, ResponseActFuture,
     WrapFuture,
 };
+use sergeant_config::NodeConfig;
 use sergeant_messages::runtime::{
-    cri, RuntimeCall, RuntimeHealth, RuntimeOperation, RuntimeResponse,
+    cri, RuntimeCall, RuntimeHealth, RuntimeOperation, RuntimeRequest, RuntimeResponse,
 };
 use sergeant_messages::runtime_error::RuntimeError;
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 
 use super::health;
 use super::spec::AdapterSpec;
@@ -59,6 +64,7 @@ pub struct RuntimeAdapter {
     swap_error: Option<String>,
     next_id: u64,
     polls: health::PollSchedule,
+    pulls: Option<Arc<Semaphore>>,
 }
 
 impl RuntimeAdapter {
@@ -82,6 +88,7 @@ impl RuntimeAdapter {
             swap_error: None,
             next_id: 0,
             polls: health::PollSchedule::default(),
+            pulls: None,
         }
     }
 
@@ -252,6 +259,22 @@ impl RuntimeAdapter {
     }
 }
 
+/// The limit on concurrent image pulls: one at a time with `serializeImagePulls` (the
+/// default), else `maxParallelImagePulls`; none when that is unset. Read at start (changing it
+/// needs a restart, as upstream).
+fn pull_gate(config: &NodeConfig) -> Option<Arc<Semaphore>> {
+    let kubelet = &config.kubelet;
+    let limit = if kubelet.serialize_image_pulls {
+        Some(1)
+    } else {
+        kubelet
+            .max_parallel_image_pulls
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n > 0)
+    };
+    limit.map(|n| Arc::new(Semaphore::new(n)))
+}
+
 fn stop_backend(backend: &mut Backend) {
     if let Some(running) = backend.running.take() {
         actix_rt::spawn(running.stop(Duration::from_secs(5)));
@@ -287,6 +310,7 @@ impl Actor for RuntimeAdapter {
             "sergeant_runtime_adapter_swap_failures_total",
             "Runtime adapter swaps abandoned because the new adapter did not answer its handshake."
         );
+        self.pulls = pull_gate(&self.config.borrow().active);
         let spec = self.desired();
         match self.launch(&spec, ctx) {
             Ok(backend) => {
@@ -351,7 +375,18 @@ impl Handler<RuntimeCall> for RuntimeAdapter {
         };
         backend.in_flight += 1;
         let id = backend.id;
-        let answer = backend.recipient.send(call);
+        let recipient = backend.recipient.clone();
+        let gate = matches!(call.0, RuntimeRequest::PullImage(_))
+            .then(|| self.pulls.clone())
+            .flatten();
+        let answer = async move {
+            // Held until the pull is answered: at most the configured number pull at once.
+            let _permit = match gate {
+                Some(gate) => gate.acquire_owned().await.ok(),
+                None => None,
+            };
+            recipient.send(call).await
+        };
         Box::pin(answer.into_actor(self).map(move |answer, act, _| {
             act.call_finished(id);
             answer.unwrap_or_else(|_| {
