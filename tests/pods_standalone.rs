@@ -312,3 +312,37 @@ fn after_kill_9_a_restarted_sergeant_adopts_its_pods_without_restarting_them() {
     assert_eq!(main["containerID"], id, "same container: {after}");
     assert_eq!(main["restartCount"], 0);
 }
+
+#[test]
+fn termination_messages_come_from_the_file_or_the_log_on_error() {
+    let node = Node::start("message");
+    let spec = format!(
+        "  restartPolicy: Never\n  containers:\n  - name: file\n    image: {SHELL}\n    \
+         command: [sh, -c, 'echo written to the file > /dev/termination-log']\n  \
+         - name: logs\n    image: {SHELL}\n    terminationMessagePolicy: FallbackToLogsOnError\n    \
+         command: [sh, -c, 'echo the last words; exit 2']\n"
+    );
+    node.write("message.yaml", &manifest("message", &spec));
+    let pod = node.wait_pod("message", "both exited", |p| {
+        ["file", "logs"]
+            .iter()
+            .all(|c| container(p, "containerStatuses", c)["state"]["terminated"].is_object())
+    });
+    let terminated =
+        |name| container(&pod, "containerStatuses", name)["state"]["terminated"].clone();
+    assert!(
+        terminated("file")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("written to the file"),
+        "{pod}"
+    );
+    assert!(
+        terminated("logs")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the last words"),
+        "{pod}"
+    );
+    assert_eq!(terminated("logs")["exitCode"], 2);
+}

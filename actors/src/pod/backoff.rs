@@ -67,6 +67,30 @@ impl Backoff {
         delay
     }
 
+    /// Rebuilds the back-off of a container found in the runtime by an actor that has no
+    /// record of it (after sergeant restarted): an instance restarted `restarts` times and
+    /// started `started_ago` waits as long as it would have, counted from its start.
+    pub fn resume(
+        &mut self,
+        container: &str,
+        restarts: u32,
+        started_ago: Duration,
+        now: Instant,
+        policy: BackoffPolicy,
+    ) {
+        if restarts == 0 || self.entries.contains_key(container) {
+            return;
+        }
+        let doublings = restarts.saturating_sub(1).min(31);
+        let delay = policy
+            .initial
+            .saturating_mul(1 << doublings)
+            .min(policy.max);
+        let until = (now + delay).checked_sub(started_ago).unwrap_or(now);
+        self.entries
+            .insert(container.to_owned(), Entry { delay, until });
+    }
+
     /// The current wait of `container`, for the CrashLoopBackOff message.
     #[must_use]
     pub fn delay(&self, container: &str) -> Option<Duration> {
@@ -117,6 +141,30 @@ mod tests {
                 .as_secs(),
             10,
             "a long run resets"
+        );
+    }
+
+    #[test]
+    fn a_restarted_agent_resumes_the_back_off_from_the_restart_count() {
+        let policy = BackoffPolicy {
+            initial: Duration::from_secs(10),
+            max: Duration::from_secs(300),
+        };
+        let now = Instant::now();
+        let mut backoff = Backoff::default();
+        backoff.resume("c", 3, Duration::from_secs(5), now, policy);
+        assert_eq!(backoff.delay("c"), Some(Duration::from_secs(40)));
+        assert_eq!(backoff.check("c", now), Err(Duration::from_secs(35)));
+        backoff.resume("fresh", 0, Duration::ZERO, now, policy);
+        assert!(
+            backoff.check("fresh", now).is_ok(),
+            "a first crash restarts at once"
+        );
+        backoff.resume("c", 9, Duration::ZERO, now, policy);
+        assert_eq!(
+            backoff.delay("c"),
+            Some(Duration::from_secs(40)),
+            "an actor's own record wins"
         );
     }
 }

@@ -14,5 +14,6 @@ pub mod spec;
 pub mod start;
 pub mod status;
 pub mod sync;
+pub mod termination;
 pub mod volumes;
 pub mod worker;

@@ -31,6 +31,7 @@ pub fn status(
     };
     let knowledge = Knowledge {
         waiting: outcome.waiting.clone(),
+        termination_messages: outcome.termination_messages.clone(),
         start_time: time(first_seen),
         host_ips: node.node_ip.iter().map(ToString::to_string).collect(),
         ..Knowledge::default()

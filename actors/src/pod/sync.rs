@@ -14,6 +14,7 @@ use super::observe::{observe, PodRuntime};
 use super::spec::{self, ContainerKind, NodeContext};
 use super::start::{start_container, StartRequest};
 use super::status::Waiting;
+use super::termination::read_messages;
 use super::volumes::VolumePlan;
 use crate::runtime::RuntimePort;
 
@@ -39,6 +40,8 @@ pub struct SyncOutcome {
     pub runtime: PodRuntime,
     /// Why containers that are not running are waiting.
     pub waiting: BTreeMap<String, Waiting>,
+    /// The termination messages of exited containers, by name.
+    pub termination_messages: BTreeMap<String, String>,
     /// Updated restart back-off.
     pub restarts: Backoff,
     /// Updated pull back-off.
@@ -56,6 +59,12 @@ pub async fn sync(mut input: SyncInput) -> SyncOutcome {
     let runtime = observe(&input.port, uid(&input.pod))
         .await
         .unwrap_or_default();
+    let (runtime, termination_messages) = tokio::task::spawn_blocking(move || {
+        let messages = read_messages(&runtime);
+        (runtime, messages)
+    })
+    .await
+    .unwrap_or_default();
     let now = Instant::now();
     let next_sync = [
         input.restarts.next_expiry(now),
@@ -67,6 +76,7 @@ pub async fn sync(mut input: SyncInput) -> SyncOutcome {
     SyncOutcome {
         runtime,
         waiting,
+        termination_messages,
         restarts: input.restarts,
         pulls: input.pulls,
         next_sync,
@@ -280,6 +290,16 @@ async fn restart_after_backoff(
 ) {
     let name = request.container.name.clone();
     let now = Instant::now();
+    if let Some(exited) = exited {
+        let started_ago = wall_clock_age(exited.status.started_at);
+        input.restarts.resume(
+            &name,
+            exited.restart_count(),
+            started_ago,
+            now,
+            input.restart_policy,
+        );
+    }
     if let Err(remaining) = input.restarts.check(&name, now) {
         let delay = input.restarts.delay(&name).unwrap_or(remaining);
         waiting.insert(
@@ -316,6 +336,14 @@ async fn run(
     {
         waiting.insert(name, why);
     }
+}
+
+/// How long ago a CRI timestamp (nanoseconds since the epoch) was.
+fn wall_clock_age(nanos: i64) -> Duration {
+    let then = std::time::UNIX_EPOCH + Duration::from_nanos(u64::try_from(nanos).unwrap_or(0));
+    std::time::SystemTime::now()
+        .duration_since(then)
+        .unwrap_or(Duration::ZERO)
 }
 
 fn pod_name(pod: &Pod) -> String {
