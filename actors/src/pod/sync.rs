@@ -102,7 +102,7 @@ async fn reconcile(
 ) -> Result<(), String> {
     let pod = Arc::clone(&input.pod);
     let node = Arc::clone(&input.node);
-    let runtime = observe(&input.port, uid(&pod))
+    let mut runtime = observe(&input.port, uid(&pod))
         .await
         .map_err(|e| e.to_string())?;
     let plan = VolumePlan::for_pod(&pod, &node).map_err(|e| e.to_string())?;
@@ -117,27 +117,30 @@ async fn reconcile(
             .map_err(|e| format!("building the sandbox configuration did not finish: {e}"))?
             .map_err(|e| e.to_string())?
     };
+    if runtime.ready_sandbox().is_none() {
+        for name in all_containers(&pod).map(|(c, _)| c.name.clone()) {
+            let creating = Waiting {
+                reason: "ContainerCreating".into(),
+                message: String::new(),
+            };
+            waiting.insert(name, creating);
+        }
+        start_sandbox(input, &runtime, &plan, sandbox_config.clone()).await?;
+        waiting.clear();
+        // Go on with the containers in this same sync: the new sandbox is ready.
+        runtime = observe(&input.port, uid(&pod))
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let Some(sandbox_id) = runtime.ready_sandbox().map(|s| s.id.clone()) else {
+        return Err("the new sandbox is not ready".to_owned());
+    };
     let pod_ip = runtime
         .sandbox_status
         .as_ref()
         .and_then(|s| s.network.as_ref())
         .map(|n| n.ip.clone())
         .filter(|ip| !ip.is_empty());
-    let sandbox_id = match runtime.ready_sandbox() {
-        Some(sandbox) => sandbox.id.clone(),
-        None => {
-            for name in all_containers(&pod).map(|(c, _)| c.name.clone()) {
-                waiting.insert(
-                    name,
-                    Waiting {
-                        reason: "ContainerCreating".into(),
-                        message: String::new(),
-                    },
-                );
-            }
-            return start_sandbox(input, &runtime, &plan, sandbox_config).await;
-        }
-    };
     let request = |container: &Container, kind: ContainerKind| StartRequest {
         pod: Arc::clone(&pod),
         container: container.clone(),
