@@ -1,5 +1,6 @@
 //! Log output: text or JSON on stderr, with a verbosity that can change while running.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use sergeant_actors::config_watcher::VerbosityControl;
@@ -8,14 +9,29 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{fmt, reload, EnvFilter, Registry};
 
-/// The tracing filter for a kubelet-style verbosity: 0–2 info, 3–4 debug, 5 and up trace.
+/// sergeant's own crates, whose detail `-v` turns up before the libraries'.
+const OWN_CRATES: [&str; 5] = [
+    "sergeant",
+    "sergeant_actors",
+    "sergeant_config",
+    "sergeant_messages",
+    "sergeant_runtime_adapters",
+];
+
+/// The tracing filter for a kubelet-style verbosity: 0–2 info; 3–4 debug and 5–7 trace for
+/// sergeant's own crates (libraries stay at info); 8 and up trace for everything.
 fn filter_for(verbosity: u32) -> EnvFilter {
-    let level = match verbosity {
-        0..=2 => "info",
+    let own = match verbosity {
+        0..=2 => return EnvFilter::new("info"),
         3..=4 => "debug",
-        _ => "trace",
+        5..=7 => "trace",
+        _ => return EnvFilter::new("trace"),
     };
-    EnvFilter::new(level)
+    let directives: Vec<String> = OWN_CRATES
+        .iter()
+        .map(|krate| format!("{krate}={own}"))
+        .collect();
+    EnvFilter::new(format!("info,{}", directives.join(",")))
 }
 
 /// Installs the global subscriber and returns the control that changes its verbosity.
@@ -30,7 +46,11 @@ pub fn init(logging: &Logging) -> Result<VerbosityControl, tracing_subscriber::u
             .with(fmt::layer().json().with_writer(std::io::stderr))
             .try_init()?,
         LogFormat::Text => registry
-            .with(fmt::layer().with_writer(std::io::stderr))
+            .with(
+                fmt::layer()
+                    .with_ansi(std::io::stderr().is_terminal())
+                    .with_writer(std::io::stderr),
+            )
             .try_init()?,
     }
     Ok(Arc::new(move |verbosity| {
