@@ -135,34 +135,23 @@ impl Scanner {
                 continue;
             }
             let read_at = SystemTime::now();
-            match std::fs::read(&file) {
-                Ok(content) => {
-                    let outcome = self.load(&file, &content);
-                    self.known.insert(
-                        file,
-                        Known {
-                            stamp,
-                            read_at,
-                            outcome,
-                        },
-                    );
-                }
+            let outcome = match std::fs::read(&file) {
+                Ok(content) => self.load(&file, &content),
                 // Removed between listing and reading: gone, like the next scan will say.
                 Err(err) if err.kind() == ErrorKind::NotFound => {
                     self.known.remove(&file);
+                    continue;
                 }
-                Err(err) => {
-                    let outcome = Err(format!("{}: cannot read: {err}", file.display()));
-                    self.known.insert(
-                        file,
-                        Known {
-                            stamp,
-                            read_at,
-                            outcome,
-                        },
-                    );
-                }
-            }
+                Err(err) => Err(format!("{}: cannot read: {err}", file.display())),
+            };
+            self.known.insert(
+                file,
+                Known {
+                    stamp,
+                    read_at,
+                    outcome,
+                },
+            );
         }
         Ok(self.collect())
     }

@@ -103,23 +103,18 @@ fn field_value(sources: &EnvSources<'_>, path: &str) -> Option<String> {
             .strip_suffix("']")
             .map(str::to_string)
     };
-    if let Some(key) = keyed("metadata.labels['") {
-        return Some(
-            meta.labels
-                .as_ref()
-                .and_then(|m| m.get(&key))
-                .cloned()
-                .unwrap_or_default(),
-        );
-    }
-    if let Some(key) = keyed("metadata.annotations['") {
-        return Some(
-            meta.annotations
-                .as_ref()
-                .and_then(|m| m.get(&key))
-                .cloned()
-                .unwrap_or_default(),
-        );
+    for (prefix, map) in [
+        ("metadata.labels['", &meta.labels),
+        ("metadata.annotations['", &meta.annotations),
+    ] {
+        if let Some(key) = keyed(prefix) {
+            return Some(
+                map.as_ref()
+                    .and_then(|m| m.get(&key))
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+        }
     }
     match path {
         "metadata.name" => Some(sources.id.name.clone()),
