@@ -4,15 +4,15 @@
 use std::rc::Rc;
 
 use sergeant_actors::runtime::{AdapterFactory, AdapterSpec, StartedAdapter};
-use sergeant_actors::supervisor::{spawn_actor, ChildEnv};
+use sergeant_actors::supervisor::spawn_actor;
 use sergeant_config::sergeant::RuntimeAdapterKind;
 use sergeant_runtime_adapters::cri::{CriAdapter, CriClient, CriClientConfig, Endpoint};
 use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
 
 /// Starts a CRI or fake adapter as the spec says.
 pub fn factory() -> AdapterFactory {
-    Rc::new(|spec: &AdapterSpec, env: &ChildEnv| {
-        let span = tracing::info_span!(parent: &env.span(), "adapter", kind = spec.kind_name(), endpoint = %spec.runtime_endpoint);
+    Rc::new(|spec: &AdapterSpec| {
+        let span = tracing::info_span!("adapter", kind = spec.kind_name(), endpoint = %spec.runtime_endpoint);
         let (recipient, running) = match spec.kind {
             RuntimeAdapterKind::Cri => {
                 let client = cri_client(spec)?;

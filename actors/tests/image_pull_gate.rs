@@ -10,9 +10,7 @@ use actix::{Actor, Context, Handler, ResponseFuture};
 use futures::future::join_all;
 use sergeant_actors::config_feed;
 use sergeant_actors::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort, StartedAdapter};
-use sergeant_actors::supervisor::{
-    spawn_actor, start_root, ChildEnv, ChildSpec, RestartPolicy, Slot,
-};
+use sergeant_actors::supervisor::{spawn_actor, start_root, ChildSpec, RestartPolicy, Slot};
 use sergeant_config::{FlagOverrides, NodeConfig};
 use sergeant_messages::runtime::{
     cri, RuntimeCall, RuntimeHealth, RuntimeRequest, RuntimeResponse,
@@ -73,12 +71,12 @@ fn most_concurrent_pulls(kubelet: &str) -> usize {
         let feed = config_feed::feed("test.yaml".into(), config);
         let gauge = Rc::new(Gauge::default());
         let adapter_gauge = Rc::clone(&gauge);
-        let factory: AdapterFactory = Rc::new(move |_, env: &ChildEnv| {
+        let factory: AdapterFactory = Rc::new(move |_| {
             let (addr, running) = spawn_actor(
                 SlowPuller {
                     gauge: Rc::clone(&adapter_gauge),
                 },
-                env.span(),
+                tracing::Span::current(),
             );
             Ok(StartedAdapter {
                 recipient: addr.recipient(),

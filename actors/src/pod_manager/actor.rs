@@ -166,7 +166,7 @@ impl PodManager {
             manager: ctx.address(),
         };
         let terminating = pod.is_none();
-        let span = tracing::info_span!(parent: &self.env.span(), "pod", namespace = %key.namespace, name = %key.name, uid = %key.uid);
+        let span = tracing::info_span!("pod", namespace = %key.namespace, name = %key.name, uid = %key.uid);
         let (addr, running) = spawn_actor(PodWorker::new(key.clone(), pod.clone(), deps), span);
         let uid = key.uid.clone();
         let done = running.done();

@@ -41,7 +41,7 @@ pub struct StartedAdapter {
 }
 
 /// Starts the adapter a spec asks for; provided by `main`, which knows the concrete adapters.
-pub type AdapterFactory = Rc<dyn Fn(&AdapterSpec, &ChildEnv) -> Result<StartedAdapter, String>>;
+pub type AdapterFactory = Rc<dyn Fn(&AdapterSpec) -> Result<StartedAdapter, String>>;
 
 /// One adapter this actor started, in service or draining.
 struct Backend {
@@ -98,7 +98,7 @@ impl RuntimeAdapter {
 
     /// Starts an adapter for `spec` and watches for its end.
     fn launch(&mut self, spec: &AdapterSpec, ctx: &mut Context<Self>) -> Result<Backend, String> {
-        let started = (self.factory)(spec, &self.env)?;
+        let started = (self.factory)(spec)?;
         self.next_id += 1;
         let id = self.next_id;
         let done = started.running.done();
