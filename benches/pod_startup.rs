@@ -2,11 +2,14 @@
 //! it prints numbers and writes them to a results file, it asserts nothing).
 //!
 //! For 1, 10 and 110 static pods: the time from the manifests being written to every
-//! container running (as `/pods` reports it) and to every pod `Running`; then sergeant's RSS
-//! and CPU use while idle with the pods running.
+//! container running (as `/pods` reports it) and to every pod `Running`; then the agent's RSS
+//! and CPU use while idle with the pods running. The same rounds run against sergeant and,
+//! when `UPSTREAM_KUBELET` names its binary, against the upstream kubelet in standalone mode
+//! on the same containerd, one after the other.
 //!
-//! Needs SERGEANT_CRI_ENDPOINT (see tests/bench.sh, which starts containerd). Results go to
-//! `$SERGEANT_RESULTS_DIR/pod_startup.json` (default `target/bench-results`).
+//! Needs SERGEANT_CRI_ENDPOINT (see tests/bench.sh, which starts containerd and builds the
+//! upstream kubelet). Results go to `$SERGEANT_RESULTS_DIR/pod_startup.json` (default
+//! `target/bench-results`).
 
 use std::fs;
 use std::net::TcpListener;
@@ -28,32 +31,57 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-struct Sergeant {
+/// Which node agent runs the rounds.
+enum Kind {
+    Sergeant,
+    Upstream(PathBuf),
+}
+
+impl Kind {
+    fn name(&self) -> &'static str {
+        match self {
+            Kind::Sergeant => "sergeant",
+            Kind::Upstream(_) => "upstream_kubelet",
+        }
+    }
+}
+
+/// A node agent running static pods from a directory, serving `/pods` on a read-only port.
+struct Agent {
     child: Child,
     port: u16,
     manifests: PathBuf,
     _dir: tempfile::TempDir,
 }
 
-impl Sergeant {
-    fn start(endpoint: &str) -> Self {
+impl Agent {
+    fn start(kind: &Kind, endpoint: &str) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let manifests = dir.path().join("manifests");
         fs::create_dir(&manifests).expect("manifest dir");
         let port = free_port();
+        let mut config_text = format!(
+            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
+             healthzPort: {}\nreadOnlyPort: {port}\nstaticPodPath: {}\ncontainerRuntimeEndpoint: {endpoint}\n\
+             maxPods: 120\nfileCheckFrequency: 1s\ncgroupDriver: cgroupfs\nfailSwapOn: false\n",
+            free_port(),
+            manifests.display()
+        );
+        let binary = match kind {
+            Kind::Sergeant => PathBuf::from(env!("CARGO_BIN_EXE_sergeant")),
+            Kind::Upstream(binary) => {
+                // Standalone upstream kubelet on this machine: cgroup v1 allowed, no API server.
+                config_text.push_str(&format!(
+                    "port: {}\nfailCgroupV1: false\nauthentication:\n  anonymous: {{enabled: true}}\n  \
+                     webhook: {{enabled: false}}\nauthorization: {{mode: AlwaysAllow}}\n",
+                    free_port()
+                ));
+                binary.clone()
+            }
+        };
         let config = dir.path().join("config.yaml");
-        fs::write(
-            &config,
-            format!(
-                "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
-                 healthzPort: {}\nreadOnlyPort: {port}\nstaticPodPath: {}\ncontainerRuntimeEndpoint: {endpoint}\nmaxPods: 120\n\
-                 logging:\n  verbosity: 0\n",
-                free_port(),
-                manifests.display()
-            ),
-        )
-        .expect("config written");
-        let child = Command::new(env!("CARGO_BIN_EXE_sergeant"))
+        fs::write(&config, config_text).expect("config written");
+        let child = Command::new(binary)
             .arg("--config")
             .arg(&config)
             .arg("--root-dir")
@@ -62,15 +90,15 @@ impl Sergeant {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("sergeant starts");
-        let sergeant = Self {
+            .expect("the agent starts");
+        let agent = Self {
             child,
             port,
             manifests,
             _dir: dir,
         };
-        sergeant.wait(Duration::from_secs(30), |_| true);
-        sergeant
+        agent.wait(Duration::from_secs(60), |_| true);
+        agent
     }
 
     fn pods(&self) -> Option<Vec<Value>> {
@@ -78,9 +106,9 @@ impl Sergeant {
             .ok()?
             .text()
             .ok()?;
-        serde_json::from_str::<Value>(&body).ok()?["items"]
-            .as_array()
-            .cloned()
+        let list = serde_json::from_str::<Value>(&body).ok()?;
+        // The upstream kubelet writes `"items": null` for an empty list.
+        Some(list["items"].as_array().cloned().unwrap_or_default())
     }
 
     fn wait(&self, deadline: Duration, done: impl Fn(&[Value]) -> bool) -> Duration {
@@ -119,7 +147,7 @@ impl Sergeant {
     }
 }
 
-impl Drop for Sergeant {
+impl Drop for Agent {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -168,23 +196,23 @@ fn results_dir() -> PathBuf {
     )
 }
 
-fn main() {
-    let endpoint =
-        std::env::var("SERGEANT_CRI_ENDPOINT").expect("SERGEANT_CRI_ENDPOINT (run tests/bench.sh)");
-    let sergeant = Sergeant::start(&endpoint);
-    let pid = sergeant.child.id();
+/// Runs the rounds against one agent and returns their results.
+fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
+    let agent = Agent::start(kind, endpoint);
+    let pid = agent.child.id();
     let mut rounds = Vec::new();
     for (round, &count) in SIZES.iter().enumerate() {
         let written = Instant::now();
-        sergeant.write_pods(round, count);
-        sergeant.wait(ROUND_DEADLINE, |pods| all(pods, count, containers_running));
+        agent.write_pods(round, count);
+        agent.wait(ROUND_DEADLINE, |pods| all(pods, count, containers_running));
         let to_started = written.elapsed();
-        sergeant.wait(ROUND_DEADLINE, |pods| {
+        agent.wait(ROUND_DEADLINE, |pods| {
             all(pods, count, |p| p["status"]["phase"] == "Running")
         });
         let to_running = written.elapsed();
         println!(
-            "{count:>4} pods: all containers started {:>8.1} ms, all Running at /pods {:>8.1} ms",
+            "{:>16} {count:>4} pods: all containers started {:>8.1} ms, all Running at /pods {:>8.1} ms",
+            kind.name(),
             to_started.as_secs_f64() * 1e3,
             to_running.as_secs_f64() * 1e3
         );
@@ -196,20 +224,34 @@ fn main() {
                 (cpu_ticks(pid) - ticks_before) as f64 / 100.0 / IDLE_WINDOW.as_secs_f64() * 100.0;
             let rss = rss_kib(pid);
             println!(
-                "     idle with {count} pods: RSS {:.1} MiB, CPU {cpu_percent:.2} %",
+                "{:>16} idle with {count} pods: RSS {:.1} MiB, CPU {cpu_percent:.2} %",
+                kind.name(),
                 rss as f64 / 1024.0
             );
             entry["idle_rss_mib"] = json!(rss as f64 / 1024.0);
             entry["idle_cpu_percent"] = json!(cpu_percent);
         }
         rounds.push(entry);
-        sergeant.clear();
+        agent.clear();
+    }
+    rounds
+}
+
+fn main() {
+    let endpoint =
+        std::env::var("SERGEANT_CRI_ENDPOINT").expect("SERGEANT_CRI_ENDPOINT (run tests/bench.sh)");
+    let mut kinds = vec![Kind::Sergeant];
+    match std::env::var_os("UPSTREAM_KUBELET") {
+        Some(binary) => kinds.push(Kind::Upstream(PathBuf::from(binary))),
+        None => println!("UPSTREAM_KUBELET not set: the upstream kubelet is not measured"),
+    }
+    let mut report = json!({"benchmark": "pod_startup", "runtime": endpoint});
+    for kind in &kinds {
+        report[kind.name()] = json!(rounds(kind, &endpoint));
     }
     let dir = results_dir();
     fs::create_dir_all(&dir).expect("results dir");
     let file = dir.join("pod_startup.json");
-    let report = json!({"benchmark": "pod_startup", "runtime": endpoint, "rounds": rounds,
-        "upstream_kubelet": "not measured yet: the upstream kubelet build comes with the control-plane harness"});
     fs::write(&file, serde_json::to_string_pretty(&report).expect("json"))
         .expect("results written");
     println!("results: {}", file.display());

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmarks (not tests: they print numbers and write them to results files, they assert
 # nothing): CRI adapter overhead against a bare tonic client, and pod start-up and footprint
-# with 1, 10 and 110 static pods. Starts the node environment itself, like tests/run.sh.
+# with 1, 10 and 110 static pods for sergeant and for the upstream kubelet of the pinned
+# release, on the same containerd. Starts the node environment itself, like tests/run.sh.
 #
 # Results: $SERGEANT_RESULTS_DIR (default target/bench-results) as JSON.
 set -euo pipefail
@@ -19,6 +20,10 @@ node_env="$repo/deploy/node-env/node-env.sh"
 bash "$node_env" install
 SERGEANT_CRI_ENDPOINT=$(bash "$node_env" up --instance main | sed -n 's/^CONTAINERD_ENDPOINT=//p')
 export SERGEANT_CRI_ENDPOINT
+
+# The upstream kubelet of the pinned release, built once and cached (tests/control-plane).
+UPSTREAM_KUBELET="$(bash "$repo/tests/control-plane/build.sh" | sed -n 's/^CONTROL_PLANE_BIN=//p')/kubelet"
+export UPSTREAM_KUBELET
 
 cargo bench -p sergeant-runtime-adapters --bench cri_overhead
 cargo bench -p sergeant --bench pod_startup
