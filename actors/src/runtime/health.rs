@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use actix::{AsyncContext, Context, Message, Recipient, SpawnHandle};
-use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeHealth, RuntimeOperation};
-use sergeant_messages::runtime_error::RuntimeError;
+use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeHealth};
 
 use super::adapter::RuntimeAdapter;
+use super::port::RuntimePort;
 use super::spec::AdapterSpec;
 
 /// The poll period while the runtime answers.
@@ -63,8 +63,9 @@ pub(super) async fn probe(port: Recipient<RuntimeCall>, spec: AdapterSpec) -> Ru
         endpoint: spec.runtime_endpoint.clone(),
         ..RuntimeHealth::default()
     };
-    let version = call(&port, cri::VersionRequest::default()).await;
-    let status = call(&port, cri::StatusRequest { verbose: false }).await;
+    let port = RuntimePort::direct(port);
+    let version = port.call(cri::VersionRequest::default()).await;
+    let status = port.call(cri::StatusRequest { verbose: false }).await;
     match (version, status) {
         (Ok(version), Ok(status)) => {
             health.reachable = true;
@@ -84,18 +85,4 @@ pub(super) async fn probe(port: Recipient<RuntimeCall>, spec: AdapterSpec) -> Ru
         (Err(err), _) | (_, Err(err)) => health.message = err.to_string(),
     }
     health
-}
-
-async fn call<R: RuntimeOperation>(
-    port: &Recipient<RuntimeCall>,
-    request: R,
-) -> Result<R::Response, RuntimeError> {
-    let answer = port
-        .send(RuntimeCall(request.into_request()))
-        .await
-        .map_err(|_| RuntimeError::Unavailable {
-            operation: R::OPERATION,
-            message: "the runtime adapter is gone".to_owned(),
-        })??;
-    R::from_response(answer)
 }
