@@ -6,7 +6,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use actix::{Actor, ActorFutureExt, AsyncContext, Context, SpawnHandle, StreamHandler, WrapFuture};
+use actix::{
+    Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, SpawnHandle, StreamHandler,
+    WrapFuture,
+};
 use sergeant_config::NodeConfig;
 use sergeant_messages::pods::{PodSource, RejectedManifest, SourceSnapshot};
 use tokio::sync::watch;
@@ -57,6 +60,11 @@ pub struct StaticPodSource {
     /// `None` while a scan is running, or before the node name is known.
     scanner: Option<Scanner>,
     timer: Option<SpawnHandle>,
+    /// inotify on `staticPodPath`, so a manifest is read as soon as it is written; the
+    /// periodic scan stays as the safety net (and the only way when the path is missing).
+    watcher: Option<notify::RecommendedWatcher>,
+    /// The scan waiting for a burst of inotify events to end.
+    debounce: Option<SpawnHandle>,
     last_scan_error: Option<ScanError>,
 }
 
@@ -76,6 +84,8 @@ impl StaticPodSource {
             generation: 0,
             scanner: None,
             timer: None,
+            watcher: None,
+            debounce: None,
             last_scan_error: None,
         }
     }
@@ -104,6 +114,7 @@ impl StaticPodSource {
         }
         self.generation += 1;
         self.scanner = None;
+        self.watcher = settings.path.as_deref().and_then(|path| watch(path, ctx));
         self.last_scan_error = None;
         let path = settings.path.clone();
         self.settings = Some(settings);
@@ -221,6 +232,58 @@ impl StaticPodSource {
             }
             !same
         });
+    }
+}
+
+/// How long inotify events must pause before the scan they trigger.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// Something changed in `staticPodPath`: scan soon.
+#[derive(Debug, Clone, Copy)]
+struct Changed;
+
+impl Message for Changed {
+    type Result = ();
+}
+
+impl Handler<Changed> for StaticPodSource {
+    type Result = ();
+
+    fn handle(&mut self, _: Changed, ctx: &mut Context<Self>) {
+        // A write comes as several events; scan once they have settled, so a half-written
+        // file is not read (and its pod not dropped) in between.
+        if let Some(pending) = self.debounce.take() {
+            ctx.cancel_future(pending);
+        }
+        self.debounce = Some(ctx.run_later(DEBOUNCE, |act, ctx| {
+            act.debounce = None;
+            act.scan(ctx);
+        }));
+    }
+}
+
+/// Watches `path` with inotify, telling the actor on every change; `None` (and a debug line)
+/// when it cannot, for example because the directory does not exist yet.
+fn watch(
+    path: &std::path::Path,
+    ctx: &mut Context<StaticPodSource>,
+) -> Option<notify::RecommendedWatcher> {
+    use notify::Watcher;
+    let addr = ctx.address();
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok() {
+            addr.do_send(Changed);
+        }
+    });
+    match watcher.and_then(|mut w| {
+        w.watch(path, notify::RecursiveMode::NonRecursive)
+            .map(|()| w)
+    }) {
+        Ok(watcher) => Some(watcher),
+        Err(err) => {
+            tracing::debug!(path = %path.display(), "no inotify watch, polling only: {err}");
+            None
+        }
     }
 }
 
