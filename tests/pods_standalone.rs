@@ -154,6 +154,12 @@ fn a_static_pod_runs_and_is_reported_running_with_its_ip() {
         .find(|c| c["type"] == "Ready")
         .cloned();
     assert_eq!(ready.unwrap()["status"], "True", "{pod}");
+    let (_, metrics) = node.agent.get("/metrics");
+    assert!(
+        metrics.contains("kubelet_pod_start_duration_seconds_count 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("kubelet_running_pods 1"), "{metrics}");
 }
 
 #[test]

@@ -48,6 +48,8 @@ pub struct PodWorker {
     pulls: Backoff,
     first_seen: SystemTime,
     last_status: Option<sergeant_messages::pods::core::PodStatus>,
+    /// Whether `kubelet_pod_start_duration_seconds` has this pod already.
+    start_recorded: bool,
     terminating: Option<Option<Duration>>,
     busy: bool,
     again: bool,
@@ -68,6 +70,7 @@ impl PodWorker {
             pulls: Backoff::default(),
             first_seen: SystemTime::now(),
             last_status: None,
+            start_recorded: false,
             terminating,
             busy: false,
             again: false,
@@ -127,6 +130,7 @@ impl PodWorker {
             &self.deps.node,
         );
         self.last_status = reported.status.clone();
+        self.record_start(reported.status.as_ref());
         self.deps.manager.do_send(PodReport {
             key: self.key.clone(),
             pod: Arc::new(reported),
@@ -143,6 +147,24 @@ impl PodWorker {
         self.timer = Some(ctx.run_later(next, |act, ctx| act.trigger(ctx)));
         if self.again {
             self.trigger(ctx);
+        }
+    }
+
+    /// Records `kubelet_pod_start_duration_seconds` (first seen → every app container running)
+    /// the first time the pod gets there.
+    fn record_start(&mut self, status: Option<&sergeant_messages::pods::core::PodStatus>) {
+        let all_running = status
+            .and_then(|s| s.container_statuses.as_ref())
+            .is_some_and(|all| {
+                !all.is_empty()
+                    && all
+                        .iter()
+                        .all(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()))
+            });
+        if all_running && !self.start_recorded {
+            self.start_recorded = true;
+            let took = self.first_seen.elapsed().unwrap_or_default();
+            metrics::histogram!("kubelet_pod_start_duration_seconds").record(took.as_secs_f64());
         }
     }
 

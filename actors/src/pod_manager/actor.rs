@@ -289,6 +289,10 @@ impl Actor for PodManager {
             "kubelet_running_pods",
             "Number of pods that have a running pod sandbox."
         );
+        metrics::describe_histogram!(
+            "kubelet_pod_start_duration_seconds",
+            "Duration from the pod actor first seeing a pod to all its containers running."
+        );
         match NodeContext::from_config(&self.deps.config.borrow().active) {
             Ok(node) => self.node = Some(Arc::new(node)),
             Err(err) => {
