@@ -1,25 +1,17 @@
 //! The fake adapter as an actor of the agent: its calls are counted in the upstream runtime
 //! metrics, and its failpoint (feature `failpoints`) makes it unavailable or kills it.
 
+mod fake_common;
+
+use fake_common::call;
+
 use std::sync::OnceLock;
 
-use actix::{Actor, Addr};
+use actix::Actor;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeOperation};
 use sergeant_messages::runtime_error::RuntimeError;
 use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
-
-/// Sends one CRI request to the adapter and unwraps the typed answer.
-async fn call<R: RuntimeOperation>(
-    node: &Addr<FakeAdapter>,
-    request: R,
-) -> Result<R::Response, RuntimeError> {
-    let answer = node
-        .send(RuntimeCall(request.into_request()))
-        .await
-        .expect("the fake adapter is alive");
-    R::from_response(answer?)
-}
 
 /// The Prometheus recorder of this test binary, installed on first use.
 fn recorder() -> &'static PrometheusHandle {

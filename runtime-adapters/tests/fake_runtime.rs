@@ -1,24 +1,16 @@
 //! The fake runtime as the kubelet sees it: a runtime-adapter actor answering CRI calls over
 //! the runtime port, with containerd's semantics and nothing running behind it.
 
+mod fake_common;
+
+use fake_common::call;
+
 use std::collections::{HashMap, HashSet};
 
 use actix::{Actor, Addr};
-use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeOperation};
+use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
-
-/// Sends one CRI request to the adapter and unwraps the typed answer.
-async fn call<R: RuntimeOperation>(
-    node: &Addr<FakeAdapter>,
-    request: R,
-) -> Result<R::Response, RuntimeError> {
-    let answer = node
-        .send(RuntimeCall(request.into_request()))
-        .await
-        .expect("the fake adapter is alive");
-    R::from_response(answer?)
-}
 
 /// Runs `test` against a fresh fake adapter serving `runtime`, in its own actix system.
 fn with_node<F>(runtime: FakeRuntime, test: impl FnOnce(Addr<FakeAdapter>) -> F)
