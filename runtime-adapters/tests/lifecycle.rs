@@ -10,7 +10,7 @@ use sergeant_runtime_adapters::cri::api::{
 };
 use sergeant_runtime_adapters::cri::{CriClient, CriError};
 
-use common::{CleanupGuard, SHELL_IMAGE};
+use common::SHELL_IMAGE;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -25,17 +25,14 @@ async fn container_state(client: &CriClient, id: &str) -> ContainerState {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sandbox_and_container_create_start_stop_remove() {
-    let client = common::client();
-    let test_id = common::unique("lifecycle");
-    let guard = CleanupGuard::new(&test_id);
-    let logs = tempfile::tempdir().expect("tempdir");
-    common::ensure_image(&client, SHELL_IMAGE).await;
-
-    let sandbox_config = common::sandbox_config(&test_id, &test_id, logs.path());
-    let sandbox_id = client
-        .run_pod_sandbox(sandbox_config.clone(), "")
-        .await
-        .expect("run sandbox");
+    let common::TestSandbox {
+        client,
+        test_id,
+        guard,
+        logs: _logs,
+        config: sandbox_config,
+        id: sandbox_id,
+    } = common::test_sandbox("lifecycle", SHELL_IMAGE).await;
     let sandbox = client
         .pod_sandbox_status(&sandbox_id, false)
         .await
@@ -142,17 +139,14 @@ async fn sandbox_and_container_create_start_stop_remove() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exit_code_of_a_finished_container_is_observed() {
-    let client = common::client();
-    let test_id = common::unique("exitcode");
-    let guard = CleanupGuard::new(&test_id);
-    let logs = tempfile::tempdir().expect("tempdir");
-    common::ensure_image(&client, common::EXIT_IMAGE).await;
-
-    let sandbox_config = common::sandbox_config(&test_id, &test_id, logs.path());
-    let sandbox_id = client
-        .run_pod_sandbox(sandbox_config.clone(), "")
-        .await
-        .expect("run sandbox");
+    let common::TestSandbox {
+        client,
+        test_id,
+        guard,
+        logs: _logs,
+        config: sandbox_config,
+        id: sandbox_id,
+    } = common::test_sandbox("exitcode", common::EXIT_IMAGE).await;
     let config = common::container_config(
         &test_id,
         "exiter",
@@ -191,17 +185,14 @@ async fn exit_code_of_a_finished_container_is_observed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn label_filters_return_exactly_the_tests_objects() {
-    let client = common::client();
-    let test_id = common::unique("filter");
-    let guard = CleanupGuard::new(&test_id);
-    let logs = tempfile::tempdir().expect("tempdir");
-    common::ensure_image(&client, SHELL_IMAGE).await;
-
-    let sandbox_config = common::sandbox_config(&test_id, &test_id, logs.path());
-    let sandbox_id = client
-        .run_pod_sandbox(sandbox_config.clone(), "")
-        .await
-        .expect("run sandbox");
+    let common::TestSandbox {
+        client,
+        test_id,
+        guard,
+        logs: _logs,
+        config: sandbox_config,
+        id: sandbox_id,
+    } = common::test_sandbox("filter", SHELL_IMAGE).await;
     let mut created = Vec::new();
     for name in ["one", "two"] {
         let config = common::container_config(&test_id, name, SHELL_IMAGE, &["sleep", "3600"], &[]);

@@ -224,3 +224,36 @@ pub async fn ensure_image(client: &CriClient, image: &str) {
         .await
         .unwrap_or_else(|e| panic!("pull {image}: {e}"));
 }
+
+/// A running sandbox of one test, with what the test needs around it: the client, the test's
+/// id (its label), the guard that cleans up if the test panics, and the sandbox's log dir.
+pub struct TestSandbox {
+    pub client: CriClient,
+    pub test_id: String,
+    pub guard: CleanupGuard,
+    pub logs: tempfile::TempDir,
+    pub config: PodSandboxConfig,
+    pub id: String,
+}
+
+/// Pulls `image` and runs a sandbox labelled with a fresh test id made from `prefix`.
+pub async fn test_sandbox(prefix: &str, image: &str) -> TestSandbox {
+    let client = client();
+    let test_id = unique(prefix);
+    let guard = CleanupGuard::new(&test_id);
+    let logs = tempfile::tempdir().expect("tempdir");
+    ensure_image(&client, image).await;
+    let config = sandbox_config(&test_id, &test_id, logs.path());
+    let id = client
+        .run_pod_sandbox(config.clone(), "")
+        .await
+        .expect("run sandbox");
+    TestSandbox {
+        client,
+        test_id,
+        guard,
+        logs,
+        config,
+        id,
+    }
+}
