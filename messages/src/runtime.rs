@@ -122,6 +122,7 @@ runtime_operations! {
     ImageStatus: ImageStatusRequest => ImageStatusResponse, "image_status";
     ListImages: ListImagesRequest => ListImagesResponse, "list_images";
     RemoveImage: RemoveImageRequest => RemoveImageResponse, "remove_image";
+    ReopenContainerLog: ReopenContainerLogRequest => ReopenContainerLogResponse, "reopen_container_log";
 }
 
 /// What the rest of the agent needs to know about the runtime behind the port: which adapter

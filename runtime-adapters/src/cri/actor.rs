@@ -120,5 +120,9 @@ async fn dispatch(
             client.remove_image(&image).await?;
             Rs::RemoveImage(cri::RemoveImageResponse {})
         }
+        Rq::ReopenContainerLog(r) => {
+            client.reopen_container_log(&r.container_id).await?;
+            Rs::ReopenContainerLog(cri::ReopenContainerLogResponse {})
+        }
     })
 }

@@ -14,8 +14,9 @@ use k8s_cri::v1::{
     ImageStatusResponse, ListContainersRequest, ListImagesRequest, ListPodSandboxRequest,
     PodSandbox, PodSandboxConfig, PodSandboxFilter, PodSandboxStatusRequest,
     PodSandboxStatusResponse, PullImageRequest, RemoveContainerRequest, RemoveImageRequest,
-    RemovePodSandboxRequest, RunPodSandboxRequest, StartContainerRequest, StatusRequest,
-    StatusResponse, StopContainerRequest, StopPodSandboxRequest, VersionRequest, VersionResponse,
+    RemovePodSandboxRequest, ReopenContainerLogRequest, RunPodSandboxRequest,
+    StartContainerRequest, StatusRequest, StatusResponse, StopContainerRequest,
+    StopPodSandboxRequest, VersionRequest, VersionResponse,
 };
 use tonic::transport::Channel;
 
@@ -398,6 +399,28 @@ impl CriClient {
             self.runtime_request_timeout,
             message,
             |r| async move { rt.remove_container(r).await },
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Asks the runtime to reopen a container's log file, after the log manager renamed it
+    /// away, so the container's output goes to a fresh file at the original path.
+    ///
+    /// # Errors
+    ///
+    /// [`CriError::NotFound`] for an unknown container; `FailedPrecondition` from the runtime
+    /// (as [`CriError`]) when the container is not running.
+    pub async fn reopen_container_log(&self, container_id: &str) -> Result<(), CriError> {
+        let mut rt = self.runtime.clone();
+        let message = ReopenContainerLogRequest {
+            container_id: container_id.to_string(),
+        };
+        call(
+            Operation::ReopenContainerLog,
+            self.runtime_request_timeout,
+            message,
+            |r| async move { rt.reopen_container_log(r).await },
         )
         .await
         .map(drop)

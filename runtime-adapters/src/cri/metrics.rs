@@ -59,13 +59,15 @@ pub enum Operation {
     ListImages,
     /// `RemoveImage`.
     RemoveImage,
+    /// `ReopenContainerLog` (after the log file was rotated).
+    ReopenContainerLog,
     /// `GetContainerEvents` (a server stream).
     GetContainerEvents,
 }
 
 impl Operation {
     /// Every operation, for describing or pre-registering the metric series.
-    pub const ALL: [Operation; 19] = [
+    pub const ALL: [Operation; 20] = [
         Self::Version,
         Self::Status,
         Self::RunPodSandbox,
@@ -84,6 +86,7 @@ impl Operation {
         Self::ImageStatus,
         Self::ListImages,
         Self::RemoveImage,
+        Self::ReopenContainerLog,
         Self::GetContainerEvents,
     ];
 
@@ -109,6 +112,7 @@ impl Operation {
             Self::ImageStatus => "image_status",
             Self::ListImages => "list_images",
             Self::RemoveImage => "remove_image",
+            Self::ReopenContainerLog => "reopen_container_log",
             Self::GetContainerEvents => "get_container_events",
         }
     }

@@ -157,6 +157,21 @@ impl FakeRuntime {
             .for_each(|container| container.exit(finished_at, KILLED_EXIT_CODE));
     }
 
+    /// `ReopenContainerLog`: the fake writes no logs, so there is nothing to reopen; as in
+    /// containerd, the container must exist and be running.
+    pub(super) fn reopen_container_log(
+        &self,
+        request: &cri::ReopenContainerLogRequest,
+    ) -> Result<cri::ReopenContainerLogResponse, RuntimeError> {
+        let operation = cri::ReopenContainerLogRequest::OPERATION;
+        let id = &request.container_id;
+        let container = self.container(operation, id)?;
+        if !matches!(container.phase, Phase::Running { .. }) {
+            return Err(wrong_state(operation, id, container.phase));
+        }
+        Ok(cri::ReopenContainerLogResponse {})
+    }
+
     /// `RemoveContainer`: the container is gone, whatever its state; removing an unknown
     /// container succeeds.
     pub(super) fn remove_container(

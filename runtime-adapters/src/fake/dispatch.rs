@@ -44,6 +44,7 @@ impl FakeRuntime {
             Rq::ImageStatus(rq) => Rs::ImageStatus(self.image_status(&rq)?),
             Rq::ListImages(rq) => Rs::ListImages(self.list_images(&rq)),
             Rq::RemoveImage(rq) => Rs::RemoveImage(self.remove_image(&rq)?),
+            Rq::ReopenContainerLog(rq) => Rs::ReopenContainerLog(self.reopen_container_log(&rq)?),
         })
     }
 }
