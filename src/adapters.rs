@@ -13,18 +13,22 @@ use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
 pub fn factory() -> AdapterFactory {
     Rc::new(|spec: &AdapterSpec| {
         let span = tracing::info_span!("adapter", kind = spec.kind_name(), endpoint = %spec.runtime_endpoint);
-        let (recipient, running) = match spec.kind {
+        let (recipient, events, running) = match spec.kind {
             RuntimeAdapterKind::Cri => {
                 let client = cri_client(spec)?;
                 let (addr, running) = spawn_actor(CriAdapter::new(client), span);
-                (addr.recipient(), running)
+                (addr.clone().recipient(), addr.recipient(), running)
             }
             RuntimeAdapterKind::Fake => {
                 let (addr, running) = spawn_actor(FakeAdapter::new(FakeRuntime::new()), span);
-                (addr.recipient(), running)
+                (addr.clone().recipient(), addr.recipient(), running)
             }
         };
-        Ok(StartedAdapter { recipient, running })
+        Ok(StartedAdapter {
+            recipient,
+            events: Some(events),
+            running,
+        })
     })
 }
 

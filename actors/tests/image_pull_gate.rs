@@ -80,6 +80,7 @@ fn most_concurrent_pulls(kubelet: &str) -> usize {
             );
             Ok(StartedAdapter {
                 recipient: addr.recipient(),
+                events: None,
                 running,
             })
         });

@@ -1,5 +1,6 @@
-//! The PLEG actor: relists every second, turns changes into lifecycle events for the pod
-//! manager, and records the upstream PLEG metrics.
+//! The PLEG actor: relists the runtime (every second, or every five minutes while container
+//! events stream and trigger relists as they come), turns changes into lifecycle events for
+//! the pod manager, and records the upstream PLEG metrics.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
@@ -11,28 +12,34 @@ use sergeant_messages::runtime_error::RuntimeError;
 use tokio::sync::watch;
 
 use super::diff::RuntimeView;
+use super::subscription::{Subscription, RELIST_PERIOD};
 use crate::failpoint;
 use crate::pod::labels;
 use crate::pod_manager::PodManager;
 use crate::runtime::RuntimePort;
 use crate::supervisor::{ChildEnv, ChildRef};
 
-/// How often the runtime is relisted (upstream's default).
-const RELIST_PERIOD: Duration = Duration::from_secs(1);
+/// How often the PLEG looks whether a relist is due; in evented mode, each look also shows
+/// the PLEG alive to `/healthz`, as upstream's evented PLEG does between relists.
+const TICK: Duration = RELIST_PERIOD;
 
-/// When PLEG last completed a relist; `/healthz` fails once this is more than 3 minutes old.
+/// When PLEG was last seen active (a relist completed, or, while events stream, a tick of its
+/// timer); `/healthz` fails once this is more than 3 minutes old.
 pub type PlegHealth = watch::Sender<Option<Instant>>;
 
 /// Relists the runtime and reports what changed.
 pub struct Pleg {
-    env: ChildEnv,
-    port: RuntimePort,
+    pub(super) env: ChildEnv,
+    pub(super) port: RuntimePort,
     pods: ChildRef<PodManager>,
-    node: String,
+    pub(super) node: String,
     health: PlegHealth,
     view: Option<RuntimeView>,
     last_start: Option<Instant>,
     relisting: bool,
+    /// An event came while a relist was running: relist again once it is done.
+    relist_again: bool,
+    pub(super) subscription: Subscription,
 }
 
 impl Pleg {
@@ -54,6 +61,31 @@ impl Pleg {
             view: None,
             last_start: None,
             relisting: false,
+            relist_again: false,
+            subscription: Subscription::default(),
+        }
+    }
+
+    /// Relists when the period is up; otherwise, while events stream, shows the PLEG alive.
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        // Due within half a tick counts as due, so timer jitter cannot skip a whole period.
+        let due = self
+            .last_start
+            .is_none_or(|last| last.elapsed() + TICK / 2 >= self.subscription.relist_period());
+        if due {
+            self.relist(ctx);
+        } else if self.subscription.is_streaming() {
+            self.seen();
+        }
+    }
+
+    /// Relists as soon as possible: now, or right after the relist already running, which
+    /// may have listed before the change that asks for this one.
+    pub(super) fn refresh(&mut self, ctx: &mut Context<Self>) {
+        if self.relisting {
+            self.relist_again = true;
+        } else {
+            self.relist(ctx);
         }
     }
 
@@ -74,7 +106,7 @@ impl Pleg {
         ctx.spawn(
             list(port, self.node.clone())
                 .into_actor(self)
-                .map(move |listed, act, _| {
+                .map(move |listed, act, ctx| {
                     act.relisting = false;
                     metrics::histogram!("kubelet_pleg_relist_duration_seconds")
                         .record(started.elapsed().as_secs_f64());
@@ -83,12 +115,25 @@ impl Pleg {
                         Err(err) => {
                             tracing::debug!("relist failed: {err}");
                             act.env.set_status(format!(
-                                "relisting every {RELIST_PERIOD:?}; last relist failed: {err}"
+                                "{}; last relist failed: {err}",
+                                act.subscription.describe()
                             ));
                         }
                     }
+                    if std::mem::take(&mut act.relist_again) {
+                        act.relist(ctx);
+                    }
                 }),
         );
+    }
+
+    /// Shows the PLEG alive: to `/healthz`, and in `kubelet_pleg_last_seen_seconds`.
+    fn seen(&self) {
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        metrics::gauge!("kubelet_pleg_last_seen_seconds").set(now.as_secs_f64());
+        self.health.send_replace(Some(Instant::now()));
     }
 
     fn observe(&mut self, view: RuntimeView) {
@@ -99,13 +144,8 @@ impl Pleg {
         metrics::gauge!("kubelet_running_containers", "container_state" => "running")
             .set(view.running_containers() as f64);
         self.view = Some(view);
-        let now = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default();
-        metrics::gauge!("kubelet_pleg_last_seen_seconds").set(now.as_secs_f64());
-        self.health.send_replace(Some(Instant::now()));
-        self.env
-            .set_status(format!("relisting every {RELIST_PERIOD:?}"));
+        self.seen();
+        self.env.set_status(self.subscription.describe());
         if events.is_empty() {
             return;
         }
@@ -164,7 +204,9 @@ impl Actor for Pleg {
             "kubelet_running_containers",
             "Number of containers currently running."
         );
+        super::events::describe_metrics();
         self.relist(ctx);
-        ctx.run_interval(RELIST_PERIOD, |act, ctx| act.relist(ctx));
+        self.subscribe(ctx);
+        ctx.run_interval(TICK, |act, ctx| act.tick(ctx));
     }
 }

@@ -10,6 +10,9 @@
 //!
 //! Image pulls pass a gate: one at a time with `serializeImagePulls` (the default), or up to
 //! `maxParallelImagePulls`.
+//!
+//! Container event subscriptions are relayed from the adapter in service and end when it is
+//! swapped out (see [`super::events`]), so their subscriber subscribes again to the new one.
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -20,6 +23,7 @@ use actix::{
     WrapFuture,
 };
 use sergeant_config::NodeConfig;
+use sergeant_messages::container_events::SubscribeContainerEvents;
 use sergeant_messages::runtime::{
     cri, RuntimeCall, RuntimeHealth, RuntimeOperation, RuntimeRequest, RuntimeResponse,
 };
@@ -36,6 +40,9 @@ use crate::supervisor::{ChildEnv, JoinOutcome, Running};
 pub struct StartedAdapter {
     /// The adapter actor's runtime port.
     pub recipient: Recipient<RuntimeCall>,
+    /// Where to subscribe to its container events; `None` for an adapter that streams none
+    /// (subscribers are answered `Unimplemented` and relist).
+    pub events: Option<Recipient<SubscribeContainerEvents>>,
     /// Its incarnation, to watch for its end and to stop it.
     pub running: Running,
 }
@@ -48,6 +55,7 @@ struct Backend {
     id: u64,
     spec: AdapterSpec,
     recipient: Recipient<RuntimeCall>,
+    events: Option<Recipient<SubscribeContainerEvents>>,
     running: Option<Running>,
     in_flight: usize,
 }
@@ -65,6 +73,11 @@ pub struct RuntimeAdapter {
     next_id: u64,
     polls: health::PollSchedule,
     pulls: Option<Arc<Semaphore>>,
+    /// The id of the backend in service (0 before the first); event relays and swap waiters
+    /// watch it.
+    pub(super) in_service: watch::Sender<u64>,
+    /// The backend that last answered a subscription `Unimplemented`.
+    pub(super) events_refused_by: Option<u64>,
 }
 
 impl RuntimeAdapter {
@@ -89,7 +102,24 @@ impl RuntimeAdapter {
             next_id: 0,
             polls: health::PollSchedule::default(),
             pulls: None,
+            in_service: watch::Sender::new(0),
+            events_refused_by: None,
         }
+    }
+
+    /// The backend in service and where to subscribe to its events (`None` when it streams
+    /// none); `None` when no backend is in service.
+    pub(super) fn event_source(
+        &self,
+    ) -> Option<(u64, Option<Recipient<SubscribeContainerEvents>>)> {
+        self.active.as_ref().map(|b| (b.id, b.events.clone()))
+    }
+
+    /// Puts `backend` in service and tells the watchers.
+    fn serve(&mut self, backend: Backend) {
+        set_info(&backend.spec, true);
+        self.in_service.send_replace(backend.id);
+        self.active = Some(backend);
     }
 
     fn desired(&self) -> AdapterSpec {
@@ -110,6 +140,7 @@ impl RuntimeAdapter {
             id,
             spec: spec.clone(),
             recipient: started.recipient,
+            events: started.events,
             running: Some(started.running),
             in_flight: 0,
         })
@@ -211,8 +242,7 @@ impl RuntimeAdapter {
                     set_info(&old.spec, false);
                     self.retire(old);
                 }
-                set_info(&backend.spec, true);
-                self.active = Some(backend);
+                self.serve(backend);
                 self.polls.poll_now(ctx);
             }
             Ok(_) => stop_backend(&mut backend),
@@ -313,10 +343,7 @@ impl Actor for RuntimeAdapter {
         self.pulls = pull_gate(&self.config.borrow().active);
         let spec = self.desired();
         match self.launch(&spec, ctx) {
-            Ok(backend) => {
-                set_info(&spec, true);
-                self.active = Some(backend);
-            }
+            Ok(backend) => self.serve(backend),
             Err(reason) => {
                 return self.env.fail(
                     ctx,

@@ -1,14 +1,16 @@
 //! The runtime side of the tree: the runtime-adapter slot, which serves the runtime port and
-//! hot-swaps the adapter behind it when the configuration changes.
+//! hot-swaps the adapter behind it when the configuration changes, and relays container event
+//! subscriptions to the adapter in service.
 //!
 //! Entry point: [`RuntimeAdapter`]. It never names a concrete adapter: `main` hands it an
 //! [`AdapterFactory`] that starts whichever adapter an [`AdapterSpec`] asks for.
 
 mod adapter;
+mod events;
 mod health;
 mod port;
 mod spec;
 
 pub use adapter::{AdapterFactory, RuntimeAdapter, StartedAdapter};
-pub use port::RuntimePort;
+pub use port::{time_in_runtime, RuntimePort};
 pub use spec::AdapterSpec;

@@ -1,8 +1,15 @@
 //! The typed handle every actor uses to call the runtime: it reaches the runtime-adapter actor
 //! across its restarts (or, for the runtime-adapter's own health probe, one adapter directly)
-//! and hands back the CRI response of each request.
+//! and hands back the CRI response of each request, or a container event stream.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
 use actix::Recipient;
+use sergeant_messages::container_events::{
+    ContainerEventStream, SubscribeContainerEvents, WaitForAdapterSwap, OPERATION,
+};
 use sergeant_messages::runtime::{RuntimeCall, RuntimeOperation};
 use sergeant_messages::runtime_error::RuntimeError;
 
@@ -47,6 +54,14 @@ impl RuntimePort {
     /// The runtime's [`RuntimeError`]; `Unavailable` when the adapter cannot be reached
     /// (restarting past the delivery timeout, down, or gone).
     pub async fn call<R: RuntimeOperation>(&self, request: R) -> Result<R::Response, RuntimeError> {
+        let began = Instant::now();
+        let answer = self.send(request).await;
+        // Outside a `time_in_runtime` scope there is nothing to add to.
+        let _ = RUNTIME_TIME.try_with(|total| total.set(total.get() + began.elapsed()));
+        answer
+    }
+
+    async fn send<R: RuntimeOperation>(&self, request: R) -> Result<R::Response, RuntimeError> {
         let call = RuntimeCall(request.into_request());
         let answer = match &self.target {
             Target::Adapter(adapter) => adapter.send(call).await.map_err(|err| err.to_string()),
@@ -58,4 +73,56 @@ impl RuntimePort {
         })??;
         R::from_response(answer)
     }
+
+    /// Subscribes to the container events of the adapter in service. The stream ends with
+    /// an error item when the runtime breaks it, and without one when the adapter is swapped
+    /// out: subscribe again then.
+    ///
+    /// # Errors
+    /// `Unimplemented` when the adapter (or its runtime) streams no events: wait for
+    /// [`RuntimePort::adapter_swapped`] before asking again. `Unavailable` when the adapter
+    /// cannot be reached, and a port on one adapter carries no event stream.
+    pub async fn container_events(&self) -> Result<ContainerEventStream, RuntimeError> {
+        let unavailable = |message: String| RuntimeError::Unavailable {
+            operation: OPERATION,
+            message,
+        };
+        match &self.target {
+            Target::Adapter(adapter) => adapter
+                .send(SubscribeContainerEvents)
+                .await
+                .map_err(|err| unavailable(err.to_string()))?,
+            Target::Direct(_) => Err(unavailable(
+                "a port on one adapter carries no event stream".to_owned(),
+            )),
+        }
+    }
+
+    /// Resolves once another adapter is in service than the one that last answered a
+    /// subscription `Unimplemented` (at once if that happened already). Also resolves when
+    /// the runtime-adapter actor cannot be reached, and at once on a port on one adapter:
+    /// the next subscription then fails as `Unavailable`, which is retried with back-off.
+    pub async fn adapter_swapped(&self) {
+        if let Target::Adapter(adapter) = &self.target {
+            // Unreachable: the subscriber finds out on its next subscription.
+            let _ = adapter.send(WaitForAdapterSwap).await;
+        }
+    }
+}
+
+tokio::task_local! {
+    /// The time the current [`time_in_runtime`] scope has spent in runtime calls.
+    static RUNTIME_TIME: Cell<Duration>;
+}
+
+/// Runs `work` and returns its output with the time it spent waiting on [`RuntimePort::call`]
+/// (summed, so calls made in parallel count each). What remains of its wall time is
+/// sergeant's own: the pod actor reports pod start-up overhead with it.
+pub async fn time_in_runtime<F: Future>(work: F) -> (F::Output, Duration) {
+    RUNTIME_TIME
+        .scope(Cell::new(Duration::ZERO), async move {
+            let output = work.await;
+            (output, RUNTIME_TIME.with(Cell::get))
+        })
+        .await
 }

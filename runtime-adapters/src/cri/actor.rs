@@ -1,15 +1,21 @@
 //! The CRI adapter actor: answers the runtime port ([`RuntimeCall`]) through a [`CriClient`].
 //!
 //! Calls run concurrently (each is a future of the actor's context), so a slow pull never holds
-//! up a status call; deadlines, metrics and error mapping are the client's.
+//! up a status call; deadlines, metrics and error mapping are the client's. It also serves
+//! container event subscriptions ([`SubscribeContainerEvents`]) from `GetContainerEvents`.
 
 use std::time::Duration;
 
-use actix::{Actor, Context, Handler, ResponseFuture};
+use actix::{
+    Actor, ActorFutureExt, AsyncContext, Context, Handler, ResponseActFuture, ResponseFuture,
+    WrapFuture,
+};
+use sergeant_messages::container_events::{ContainerEventStream, SubscribeContainerEvents};
 use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeRequest, RuntimeResponse};
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::client::CriClient;
+use super::events;
 
 /// The runtime-port actor of a CRI runtime (containerd, CRI-O).
 pub struct CriAdapter {
@@ -34,6 +40,21 @@ impl Handler<RuntimeCall> for CriAdapter {
     fn handle(&mut self, RuntimeCall(request): RuntimeCall, _: &mut Context<Self>) -> Self::Result {
         let client = self.client.clone();
         Box::pin(async move { dispatch(&client, request).await })
+    }
+}
+
+impl Handler<SubscribeContainerEvents> for CriAdapter {
+    type Result = ResponseActFuture<Self, Result<ContainerEventStream, RuntimeError>>;
+
+    /// Opens `GetContainerEvents`; the stream is fed from this actor's context, so it ends
+    /// with the adapter.
+    fn handle(&mut self, _: SubscribeContainerEvents, _: &mut Context<Self>) -> Self::Result {
+        let opening = events::open(self.client.clone());
+        Box::pin(opening.into_actor(self).map(|opened, act, ctx| {
+            let (stream, feed) = opened?;
+            ctx.spawn(feed.into_actor(act));
+            Ok(stream)
+        }))
     }
 }
 

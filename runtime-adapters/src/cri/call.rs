@@ -11,9 +11,12 @@ use super::metrics::{self, Operation};
 
 /// Sends `message` as `operation` through `send`, bounded by `deadline`.
 ///
-/// The deadline is enforced locally (so a wedged runtime cannot hold a caller) and, for unary
-/// calls, also sent to the runtime as the gRPC deadline so it can stop working on the request.
-/// Every call, successful or not, is counted and timed under the operation's upstream name.
+/// The deadline is enforced locally (so a wedged runtime cannot hold a caller) and also sent to
+/// the runtime as the gRPC deadline so it can stop working on the request. A server stream gets
+/// neither: gRPC servers send a stream's headers with its first message, so opening one waits
+/// for the runtime's first event, for as long as that takes; its caller bounds the wait (see
+/// the CRI adapter's event subscription). Every call, successful or not, is counted and timed
+/// under the operation's upstream name.
 ///
 /// With the `failpoints` feature, the failpoint `cri::call` makes the call fail with
 /// [`CriError::Unavailable`] before anything is sent (its argument, if any, is added to the
@@ -66,9 +69,13 @@ where
         })
     });
     let mut request = tonic::Request::new(message);
-    if !operation.is_stream() {
-        request.set_timeout(deadline);
+    if operation.is_stream() {
+        return send(request)
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(|status| super::error::from_status(operation.name(), &status));
     }
+    request.set_timeout(deadline);
     match tokio::time::timeout(deadline, send(request)).await {
         Ok(Ok(response)) => Ok(response.into_inner()),
         Ok(Err(status)) => Err(super::error::from_status(operation.name(), &status)),

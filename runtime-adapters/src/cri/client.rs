@@ -597,8 +597,10 @@ impl CriClient {
         .map(drop)
     }
 
-    /// Opens the runtime's container event stream (evented PLEG). Only opening the stream is
-    /// bounded by a deadline; the stream itself lives until the runtime or the caller ends it.
+    /// Opens the runtime's container event stream (evented PLEG). It has no deadline: a
+    /// runtime that refuses the call answers at once, but one that accepts it may not answer
+    /// before its first event, so the caller bounds the wait as it sees fit. The stream lives
+    /// until the runtime or the caller ends it.
     ///
     /// # Errors
     ///

@@ -117,8 +117,8 @@ impl Operation {
         }
     }
 
-    /// Whether the call is a server stream, whose deadline bounds only its opening (a deadline
-    /// sent to the runtime would end the stream).
+    /// Whether the call is a server stream, which has no deadline (a deadline sent to the
+    /// runtime would end the stream, and opening it waits for the first message).
     #[must_use]
     pub const fn is_stream(self) -> bool {
         matches!(self, Self::GetContainerEvents)

@@ -8,6 +8,7 @@ mod conditions;
 mod connection;
 mod endpoint;
 mod error;
+mod events;
 pub mod metrics;
 
 #[cfg(unix)]

@@ -3,9 +3,11 @@
 use std::time::Instant;
 
 use actix::{Actor, Context, Handler};
+use sergeant_messages::container_events::{ContainerEventStream, SubscribeContainerEvents};
 use sergeant_messages::runtime::{RuntimeCall, RuntimeRequest, RuntimeResponse};
 use sergeant_messages::runtime_error::RuntimeError;
 
+use super::subscribers::Subscribers;
 use super::FakeRuntime;
 use crate::cri::metrics::{
     OPERATIONS_DURATION_SECONDS, OPERATIONS_ERRORS_TOTAL, OPERATIONS_TOTAL, OPERATION_TYPE_LABEL,
@@ -15,17 +17,23 @@ use crate::cri::metrics::{
 /// [`FakeRuntime`] it owns, counted in the upstream `kubelet_runtime_operations_*` metrics
 /// like the CRI adapter's calls.
 ///
-/// Its state lives and dies with it: a restarted fake adapter is a freshly booted runtime.
+/// It streams the container events of its state changes to whoever subscribes
+/// ([`SubscribeContainerEvents`]). Its state lives and dies with it: a restarted fake adapter
+/// is a freshly booted runtime, and its event streams end with it.
 #[derive(Debug)]
 pub struct FakeAdapter {
     runtime: FakeRuntime,
+    subscribers: Subscribers,
 }
 
 impl FakeAdapter {
     /// An adapter serving `runtime`.
     #[must_use]
     pub fn new(runtime: FakeRuntime) -> Self {
-        Self { runtime }
+        Self {
+            runtime,
+            subscribers: Subscribers::default(),
+        }
     }
 }
 
@@ -47,7 +55,20 @@ impl Handler<RuntimeCall> for FakeAdapter {
         if answer.is_err() {
             metrics::counter!(OPERATIONS_ERRORS_TOTAL, &label).increment(1);
         }
+        if !self.subscribers.is_empty() {
+            self.subscribers.publish(self.runtime.take_events());
+            self.runtime.record_events(!self.subscribers.is_empty());
+        }
         answer
+    }
+}
+
+impl Handler<SubscribeContainerEvents> for FakeAdapter {
+    type Result = Result<ContainerEventStream, RuntimeError>;
+
+    fn handle(&mut self, _: SubscribeContainerEvents, _: &mut Context<Self>) -> Self::Result {
+        self.runtime.record_events(true);
+        Ok(self.subscribers.add())
     }
 }
 

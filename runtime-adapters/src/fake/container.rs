@@ -54,15 +54,18 @@ pub(super) struct Container {
 }
 
 impl Container {
-    /// Ends a running container with `exit_code`; other phases are left as they are.
-    pub(super) fn exit(&mut self, finished_at: i64, exit_code: i32) {
-        if let Phase::Running { started_at } = self.phase {
-            self.phase = Phase::Exited {
-                started_at,
-                finished_at,
-                exit_code,
-            };
-        }
+    /// Ends a running container with `exit_code`; other phases are left as they are. True
+    /// when the container was running.
+    pub(super) fn exit(&mut self, finished_at: i64, exit_code: i32) -> bool {
+        let Phase::Running { started_at } = self.phase else {
+            return false;
+        };
+        self.phase = Phase::Exited {
+            started_at,
+            finished_at,
+            exit_code,
+        };
+        true
     }
 
     /// Whether the container passes a `ListContainers` filter.

@@ -7,6 +7,7 @@ use sergeant_messages::runtime_error::RuntimeError;
 
 use super::container::{log_path, Container, Phase};
 use super::errors::{already_exists, failed_precondition, invalid_argument, not_found};
+use super::events::Kind;
 use super::FakeRuntime;
 
 /// Exit code of a process ended by SIGKILL (128 + 9), as a stop without grace period gives.
@@ -94,7 +95,9 @@ impl FakeRuntime {
             annotations: config.annotations,
         };
         let id = self.ids.next_id();
+        let sandbox_id = container.sandbox_id.clone();
         self.containers.insert(id.clone(), container);
+        self.emit(Kind::ContainerCreatedEvent, &id, &sandbox_id);
         Ok(cri::CreateContainerResponse { container_id: id })
     }
 
@@ -120,10 +123,12 @@ impl FakeRuntime {
                 format!("sandbox {sandbox_id:?} of container {id:?} is not ready"),
             ));
         }
+        let sandbox_id = sandbox_id.clone();
         let started_at = self.clock.now_ns();
         if let Some(container) = self.containers.get_mut(id) {
             container.phase = Phase::Running { started_at };
         }
+        self.emit(Kind::ContainerStartedEvent, id, &sandbox_id);
         Ok(cri::StartContainerResponse {})
     }
 
@@ -135,15 +140,22 @@ impl FakeRuntime {
         request: &cri::StopContainerRequest,
     ) -> Result<cri::StopContainerResponse, RuntimeError> {
         let id = &request.container_id;
-        self.container(cri::StopContainerRequest::OPERATION, id)?;
+        let sandbox_id = self
+            .container(cri::StopContainerRequest::OPERATION, id)?
+            .sandbox_id
+            .clone();
         let finished_at = self.clock.now_ns();
         let exit_code = if request.timeout > 0 {
             0
         } else {
             KILLED_EXIT_CODE
         };
-        if let Some(container) = self.containers.get_mut(id) {
-            container.exit(finished_at, exit_code);
+        let stopped = self
+            .containers
+            .get_mut(id)
+            .is_some_and(|container| container.exit(finished_at, exit_code));
+        if stopped {
+            self.emit(Kind::ContainerStoppedEvent, id, &sandbox_id);
         }
         Ok(cri::StopContainerResponse {})
     }
@@ -151,10 +163,19 @@ impl FakeRuntime {
     /// Kills every running container of `sandbox_id`, as stopping the sandbox does.
     pub(super) fn kill_containers_in(&mut self, sandbox_id: &str) {
         let finished_at = self.clock.now_ns();
-        self.containers
-            .values_mut()
-            .filter(|container| container.sandbox_id == sandbox_id)
-            .for_each(|container| container.exit(finished_at, KILLED_EXIT_CODE));
+        let killed: Vec<String> = self
+            .containers
+            .iter_mut()
+            .filter(|(_, container)| container.sandbox_id == sandbox_id)
+            .filter_map(|(id, container)| {
+                container
+                    .exit(finished_at, KILLED_EXIT_CODE)
+                    .then(|| id.clone())
+            })
+            .collect();
+        for id in killed {
+            self.emit(Kind::ContainerStoppedEvent, &id, sandbox_id);
+        }
     }
 
     /// `ReopenContainerLog`: the fake writes no logs, so there is nothing to reopen; as in
@@ -178,7 +199,10 @@ impl FakeRuntime {
         &mut self,
         request: &cri::RemoveContainerRequest,
     ) -> cri::RemoveContainerResponse {
-        self.containers.remove(&request.container_id);
+        let id = &request.container_id;
+        if let Some(container) = self.containers.remove(id) {
+            self.emit(Kind::ContainerDeletedEvent, id, &container.sandbox_id);
+        }
         cri::RemoveContainerResponse {}
     }
 

@@ -11,6 +11,9 @@
 //! removes) so the kubelet above it behaves exactly as on a real node, while each pod costs a
 //! few hundred bytes and no process, task or timer.
 //!
+//! The adapter also streams container events (CRI `GetContainerEvents`) for its state changes,
+//! so a hollow node's PLEG is evented as on a runtime that streams them.
+//!
 //! With the `failpoints` feature, the failpoint `fake::call` fails any call with
 //! `RuntimeError::Unavailable` (action `return(message)`) or panics the actor (action `panic`).
 
@@ -19,6 +22,7 @@ mod container;
 mod containers;
 mod dispatch;
 mod errors;
+mod events;
 mod ids;
 mod images;
 mod ipam;
@@ -26,6 +30,7 @@ mod labels;
 mod reference;
 mod sandboxes;
 mod state;
+mod subscribers;
 
 pub use actor::FakeAdapter;
 pub use state::FakeRuntime;

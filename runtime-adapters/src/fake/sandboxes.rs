@@ -8,6 +8,7 @@ use sergeant_messages::runtime::{cri, RuntimeOperation};
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::errors::{already_exists, exhausted, invalid_argument, not_found};
+use super::events::Kind;
 use super::labels;
 use super::FakeRuntime;
 
@@ -43,6 +44,28 @@ impl Sandbox {
                 .as_ref()
                 .is_none_or(|wanted| wanted.state == self.state())
             && labels::matches(&self.labels, &filter.label_selector)
+    }
+
+    /// The `PodSandboxStatus` answer: state, times, network and namespaces.
+    pub(super) fn status(&self, id: &str) -> cri::PodSandboxStatus {
+        cri::PodSandboxStatus {
+            id: id.to_owned(),
+            metadata: Some(self.metadata.clone()),
+            state: self.state(),
+            created_at: self.created_at,
+            network: Some(cri::PodSandboxNetworkStatus {
+                ip: self.ip.map(|ip| ip.to_string()).unwrap_or_default(),
+                additional_ips: Vec::new(),
+            }),
+            linux: Some(cri::LinuxPodSandboxStatus {
+                namespaces: Some(cri::Namespace {
+                    options: Some(self.namespaces.clone()),
+                }),
+            }),
+            labels: self.labels.clone(),
+            annotations: self.annotations.clone(),
+            runtime_handler: self.runtime_handler.clone(),
+        }
     }
 
     /// The `ListPodSandbox` entry.
@@ -136,6 +159,8 @@ impl FakeRuntime {
             runtime_handler: request.runtime_handler,
         };
         self.sandboxes.insert(id.clone(), sandbox);
+        self.emit(Kind::ContainerCreatedEvent, &id, &id);
+        self.emit(Kind::ContainerStartedEvent, &id, &id);
         Ok(cri::RunPodSandboxResponse { pod_sandbox_id: id })
     }
 
@@ -151,8 +176,11 @@ impl FakeRuntime {
                 format!("sandbox {id:?}"),
             )
         })?;
-        sandbox.ready = false;
+        let was_ready = std::mem::replace(&mut sandbox.ready, false);
         self.kill_containers_in(id);
+        if was_ready {
+            self.emit(Kind::ContainerStoppedEvent, id, id);
+        }
         Ok(cri::StopPodSandboxResponse {})
     }
 
@@ -163,12 +191,23 @@ impl FakeRuntime {
         request: &cri::RemovePodSandboxRequest,
     ) -> cri::RemovePodSandboxResponse {
         let id = &request.pod_sandbox_id;
-        if let Some(sandbox) = self.sandboxes.remove(id) {
-            self.containers
-                .retain(|_, container| container.sandbox_id != *id);
-            if let Some(ip) = sandbox.ip {
-                self.ips.release(ip);
-            }
+        if !self.sandboxes.contains_key(id) {
+            return cri::RemovePodSandboxResponse {};
+        }
+        let inside: Vec<String> = self
+            .containers
+            .iter()
+            .filter(|(_, container)| container.sandbox_id == *id)
+            .map(|(container_id, _)| container_id.clone())
+            .collect();
+        for container_id in inside {
+            self.containers.remove(&container_id);
+            self.emit(Kind::ContainerDeletedEvent, &container_id, id);
+        }
+        // Emitted while the sandbox is still there, so the event carries its last status.
+        self.emit(Kind::ContainerDeletedEvent, id, id);
+        if let Some(ip) = self.sandboxes.remove(id).and_then(|sandbox| sandbox.ip) {
+            self.ips.release(ip);
         }
         cri::RemovePodSandboxResponse {}
     }
@@ -185,24 +224,7 @@ impl FakeRuntime {
                 format!("sandbox {id:?}"),
             )
         })?;
-        let status = cri::PodSandboxStatus {
-            id: id.clone(),
-            metadata: Some(sandbox.metadata.clone()),
-            state: sandbox.state(),
-            created_at: sandbox.created_at,
-            network: Some(cri::PodSandboxNetworkStatus {
-                ip: sandbox.ip.map(|ip| ip.to_string()).unwrap_or_default(),
-                additional_ips: Vec::new(),
-            }),
-            linux: Some(cri::LinuxPodSandboxStatus {
-                namespaces: Some(cri::Namespace {
-                    options: Some(sandbox.namespaces.clone()),
-                }),
-            }),
-            labels: sandbox.labels.clone(),
-            annotations: sandbox.annotations.clone(),
-            runtime_handler: sandbox.runtime_handler.clone(),
-        };
+        let status = sandbox.status(id);
         Ok(cri::PodSandboxStatusResponse {
             status: Some(status),
             timestamp: self.clock.now_ns(),

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::container::Container;
+use super::events::EventLog;
 use super::ids::IdSource;
 use super::images::ImageStore;
 use super::ipam::IpPool;
@@ -22,6 +23,7 @@ pub struct FakeRuntime {
     pub(super) ips: IpPool,
     pub(super) ids: IdSource,
     pub(super) clock: Clock,
+    pub(super) events: EventLog,
 }
 
 impl Default for FakeRuntime {
@@ -43,6 +45,7 @@ impl FakeRuntime {
             ips: IpPool::default(),
             ids: IdSource::seeded(seed),
             clock,
+            events: EventLog::default(),
         }
     }
 
