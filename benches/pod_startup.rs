@@ -111,6 +111,22 @@ impl Agent {
         Some(list["items"].as_array().cloned().unwrap_or_default())
     }
 
+    /// sergeant's `sergeant_pod_start_overhead_seconds` p50 and p99 (seconds) over the last
+    /// minute, from `/metrics`; `None` for an agent without it (the upstream kubelet).
+    fn own_overhead(&self) -> Option<(f64, f64)> {
+        let text = reqwest::blocking::get(format!("http://127.0.0.1:{}/metrics", self.port))
+            .ok()?
+            .text()
+            .ok()?;
+        let quantile = |q: &str| {
+            let prefix = format!("sergeant_pod_start_overhead_seconds{{quantile=\"{q}\"}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .and_then(|v| v.trim().parse::<f64>().ok())
+        };
+        Some((quantile("0.5")?, quantile("0.99")?))
+    }
+
     fn wait(&self, deadline: Duration, done: impl Fn(&[Value]) -> bool) -> Duration {
         let start = Instant::now();
         loop {
@@ -217,6 +233,16 @@ fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
             to_running.as_secs_f64() * 1e3
         );
         let mut entry = json!({"pods": count, "started_ms": to_started.as_secs_f64() * 1e3, "running_ms": to_running.as_secs_f64() * 1e3});
+        if let Some(overhead) = agent.own_overhead() {
+            println!(
+                "{:>16} {count:>4} pods: own overhead per pod (start-up less CRI calls) p50 {:>6.1} ms, p99 {:>6.1} ms",
+                kind.name(),
+                overhead.0 * 1e3,
+                overhead.1 * 1e3
+            );
+            entry["own_overhead_p50_ms"] = json!(overhead.0 * 1e3);
+            entry["own_overhead_p99_ms"] = json!(overhead.1 * 1e3);
+        }
         if count == *SIZES.last().unwrap_or(&0) {
             let ticks_before = cpu_ticks(pid);
             std::thread::sleep(IDLE_WINDOW);

@@ -37,7 +37,6 @@ fn the_standalone_example_starts_serves_its_endpoints_and_stops_cleanly_on_sigte
         "root/runtime/cni-adapter",
         "root/node/node-status",
         "root/node/eviction-manager",
-        "root/node/gc",
         "root/pods/status-manager",
     ] {
         let node = tree_node(&tree, path);
@@ -53,6 +52,8 @@ fn the_standalone_example_starts_serves_its_endpoints_and_stops_cleanly_on_sigte
         ("root/runtime/pleg", "relisting every 1s"),
         ("root/pods/sources", "watching /etc/kubernetes/manifests"),
         ("root/pods/pod-manager", "0 pod actors"),
+        ("root/node/gc", "collecting dead containers every 60s"),
+        ("root/node/container-log-manager", "checking container logs every 10s"),
     ] {
         wait_for(
             &format!("{path} to say {says:?}"),

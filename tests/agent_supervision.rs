@@ -65,7 +65,7 @@ fn healthz_fails_while_a_child_waits_out_its_backoff() {
     let config = TestConfig::new().sergeant("supervision:\n  backoffInitial: 30s\n");
     let agent = Agent::start(
         &config,
-        &[("FAILPOINTS", "gc::heartbeat=1*return(injected gc failure)")],
+        &[("FAILPOINTS", "gc::tick=1*return(injected gc failure)")],
     );
     let body = wait_for(
         "healthz to fail",
@@ -81,7 +81,7 @@ fn healthz_fails_while_a_child_waits_out_its_backoff() {
     assert_eq!(gc["state"], "restarting");
     assert_eq!(
         gc["last_failure"]["message"],
-        "failed: fault injected at failpoint gc::heartbeat: injected gc failure"
+        "failed: fault injected at failpoint gc::tick: injected gc failure"
     );
 }
 
@@ -92,7 +92,7 @@ fn past_the_restart_intensity_the_failure_escalates_and_the_root_giving_up_exits
     );
     let mut agent = Agent::spawn(
         &config,
-        &[("FAILPOINTS", "gc::heartbeat=panic(gc always fails)")],
+        &[("FAILPOINTS", "gc::tick=panic(gc always fails)")],
     );
     let status = agent.wait_exit(Duration::from_secs(30));
     assert_eq!(status.code(), Some(1), "{}", agent.log());

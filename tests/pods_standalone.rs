@@ -7,114 +7,12 @@
 mod common;
 
 use std::fs;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{wait_for, Agent, TestConfig};
+use common::node::{container, manifest, phase, Node, POD_DEADLINE, SHELL};
+use common::wait_for;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::Value;
-
-const POD_DEADLINE: Duration = Duration::from_secs(60);
-const SHELL: &str = "127.0.0.1:5000/sergeant/shell:1.0";
-
-/// sergeant with a static pod directory and a fast crash-loop back-off.
-struct Node {
-    agent: Agent,
-    manifests: PathBuf,
-    node_name: String,
-}
-
-impl Node {
-    fn start(tag: &str) -> Self {
-        let endpoint = std::env::var("SERGEANT_CRI_ENDPOINT")
-            .expect("SERGEANT_CRI_ENDPOINT is not set: run the tests through tests/run.sh, which starts containerd");
-        let manifests = tempfile::tempdir().expect("a manifest dir").keep();
-        let node_name = format!("node-{tag}");
-        let config = TestConfig::new()
-            .kubelet(&format!(
-                "staticPodPath: {}\ncontainerRuntimeEndpoint: {endpoint}\ncrashLoopBackOff:\n  maxContainerRestartPeriod: 4s\n",
-                manifests.display()
-            ))
-            .sergeant("crashLoopBackOff:\n  initialPeriod: 1s\n");
-        let agent = Agent::start_with_args(&config, &[], &["--hostname-override", &node_name]);
-        Self {
-            agent,
-            manifests,
-            node_name,
-        }
-    }
-
-    fn write(&self, file: &str, manifest: &str) {
-        let tmp = self.manifests.join(format!(".{file}.tmp"));
-        fs::write(&tmp, manifest).expect("manifest written");
-        fs::rename(&tmp, self.manifests.join(file)).expect("manifest moved in place");
-    }
-
-    fn remove(&self, file: &str) {
-        fs::remove_file(self.manifests.join(file)).expect("manifest removed");
-    }
-
-    /// The pod `name` (before the node suffix) from `/pods`, if listed.
-    fn pod(&self, name: &str) -> Option<Value> {
-        let full = format!("{name}-{}", self.node_name);
-        let list = self.agent.get_json("/pods");
-        list["items"]
-            .as_array()?
-            .iter()
-            .find(|p| p["metadata"]["name"] == full.as_str())
-            .cloned()
-    }
-
-    fn wait_pod(&self, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
-        wait_for(&format!("{name}: {what}"), POD_DEADLINE, || {
-            self.pod(name).filter(|p| check(p))
-        })
-    }
-}
-
-impl Drop for Node {
-    /// Removes every manifest and waits until sergeant has terminated the pods, so no test
-    /// leaves containers behind on the shared containerd.
-    fn drop(&mut self) {
-        if let Ok(entries) = fs::read_dir(&self.manifests) {
-            for entry in entries.flatten() {
-                let _ = fs::remove_file(entry.path());
-            }
-        }
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while std::time::Instant::now() < deadline {
-            let gone = common::try_get(&format!("{}/pods", self.agent.read_only))
-                .ok()
-                .and_then(|(_, body)| serde_json::from_str::<Value>(&body).ok())
-                .is_some_and(|list| list["items"].as_array().is_some_and(Vec::is_empty));
-            if gone {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = fs::remove_dir_all(&self.manifests);
-    }
-}
-
-fn phase(pod: &Value) -> &str {
-    pod["status"]["phase"].as_str().unwrap_or_default()
-}
-
-fn container<'a>(pod: &'a Value, field: &str, name: &str) -> &'a Value {
-    pod["status"][field]
-        .as_array()
-        .and_then(|all| all.iter().find(|c| c["name"] == name))
-        .unwrap_or(&Value::Null)
-}
-
-/// A pod manifest; its grace period is 1 s unless `spec` sets one, so cleanup is quick.
-fn manifest(name: &str, spec: &str) -> String {
-    let grace = if spec.contains("terminationGracePeriodSeconds") {
-        ""
-    } else {
-        "  terminationGracePeriodSeconds: 1\n"
-    };
-    format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n{grace}{spec}")
-}
 
 #[test]
 fn a_static_pod_runs_and_is_reported_running_with_its_ip() {
@@ -351,4 +249,112 @@ fn termination_messages_come_from_the_file_or_the_log_on_error() {
         "{pod}"
     );
     assert_eq!(terminated("logs")["exitCode"], 2);
+}
+
+#[test]
+fn an_http_get_pre_stop_hook_reaches_the_container_by_named_port() {
+    let node = Node::start("httpget");
+    let host = tempfile::tempdir().expect("a host dir");
+    // The container answers one HTTP request on its port `hook` and records it; it tells the
+    // test when it listens.
+    let serve = "printf 'HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n' | nc -l -p 8080 > /host/request & \
+                 until netstat -ltn | grep -q ':8080 '; do sleep 0.1; done; touch /host/listening; wait; sleep 3600";
+    let spec = format!(
+        "  terminationGracePeriodSeconds: 5\n  containers:\n  - name: main\n    image: {SHELL}\n    command: [sh, -c, \"{serve}\"]\n\
+         \x20   ports:\n    - {{name: hook, containerPort: 8080}}\n\
+         \x20   lifecycle:\n      preStop:\n        httpGet:\n          path: /pre-stop-ran\n          port: hook\n\
+         \x20   volumeMounts:\n    - {{name: host, mountPath: /host}}\n  volumes:\n  - name: host\n    hostPath:\n      path: {}\n",
+        host.path().display()
+    );
+    node.write("httpget.yaml", &manifest("httpget", &spec));
+    node.wait_pod("httpget", "Running", |p| phase(p) == "Running");
+    wait_for("the container to listen", POD_DEADLINE, || {
+        host.path().join("listening").exists().then_some(())
+    });
+    node.remove("httpget.yaml");
+    wait_for("the pod to be gone", Duration::from_secs(20), || {
+        node.pod("httpget").is_none().then_some(())
+    });
+    let request = fs::read_to_string(host.path().join("request")).expect("the request recorded");
+    assert!(
+        request.starts_with("GET /pre-stop-ran HTTP/1.1\r\n"),
+        "{request:?}"
+    );
+    assert!(
+        request.contains("kube-lifecycle/1.37"),
+        "the hook names itself: {request:?}"
+    );
+}
+
+#[test]
+fn a_pod_past_its_active_deadline_is_stopped_and_failed() {
+    let node = Node::start("deadline");
+    let spec = format!(
+        "  activeDeadlineSeconds: 3\n  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
+    );
+    node.write("deadline.yaml", &manifest("deadline", &spec));
+    node.wait_pod("deadline", "Running", |p| phase(p) == "Running");
+    let failed = node.wait_pod("deadline", "Failed by its deadline", |p| {
+        phase(p) == "Failed"
+    });
+    assert_eq!(failed["status"]["reason"], "DeadlineExceeded", "{failed}");
+    let main = container(&failed, "containerStatuses", "main");
+    assert!(
+        main["state"]["terminated"].is_object(),
+        "the container was stopped: {failed}"
+    );
+    assert_eq!(main["restartCount"], 0, "and not restarted: {failed}");
+    let seconds = |time: &Value| -> i64 {
+        serde_json::from_value::<Time>(time.clone())
+            .expect("an API time")
+            .0
+            .as_second()
+    };
+    let took = seconds(&main["state"]["terminated"]["finishedAt"])
+        - seconds(&failed["status"]["startTime"]);
+    assert!(
+        (3..=3 + 1 + 3).contains(&took),
+        "stopped at the deadline (3 s) within the grace period (1 s): {took} s after start"
+    );
+}
+
+#[test]
+fn pods_that_do_not_fit_are_failed_with_the_upstream_reasons() {
+    // Reserve all but 500m of the machine's CPUs: a 1-CPU request fits the capacity but not
+    // what is allocatable.
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let reserved = cpus * 1000 - 500;
+    let node = Node::start_with(
+        "admit",
+        &format!("maxPods: 2\nsystemReserved:\n  cpu: {reserved}m\n"),
+    );
+    let pod = |name: &str, cpu: &str, host_port: Option<u16>| {
+        let ports = host_port.map_or(String::new(), |port| {
+            format!("    ports:\n    - {{containerPort: 80, hostPort: {port}}}\n")
+        });
+        manifest(
+            name,
+            &format!(
+                "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n\
+                 \x20   resources:\n      requests: {{cpu: {cpu}}}\n{ports}"
+            ),
+        )
+    };
+    let rejected = |name: &str| {
+        let pod = node.wait_pod(name, "Failed at admission", |p| phase(p) == "Failed");
+        pod["status"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    node.write("fits.yaml", &pod("fits", "100m", Some(18_081)));
+    node.wait_pod("fits", "Running", |p| phase(p) == "Running");
+    node.write("greedy.yaml", &pod("greedy", "1", None));
+    assert_eq!(rejected("greedy"), "OutOfcpu");
+    node.write("clash.yaml", &pod("clash", "10m", Some(18_081)));
+    assert_eq!(rejected("clash"), "HostPortConflict");
+    node.write("second.yaml", &pod("second", "10m", None));
+    node.wait_pod("second", "Running", |p| phase(p) == "Running");
+    node.write("third.yaml", &pod("third", "10m", None));
+    assert_eq!(rejected("third"), "OutOfpods");
 }

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use actix::{Actor, ActorStreamExt, Context, ContextFutureSpawner};
+
 use serde::Serialize;
 use sergeant_config::{FieldChange, NodeConfig};
 use tokio::sync::watch;
@@ -60,4 +62,23 @@ pub fn feed(source: String, initial: NodeConfig) -> ConfigFeed {
         last_reload: None,
         last_error: None,
     })
+}
+
+/// Calls `on_change` on the actor each time an accepted reload publishes a new configuration,
+/// until the feed closes (sergeant shutting down), when the actor keeps what it has. This is
+/// how actors that apply fields live follow the feed.
+pub fn follow<A>(
+    ctx: &mut Context<A>,
+    config: watch::Receiver<ConfigState>,
+    on_change: fn(&mut A, &mut Context<A>),
+) where
+    A: Actor<Context = Context<A>>,
+{
+    let changes = futures::stream::unfold(config, |mut config| async move {
+        config.changed().await.ok().map(|()| ((), config))
+    });
+    actix::fut::wrap_stream::<_, A>(changes)
+        .map(move |(), act, ctx| on_change(act, ctx))
+        .finish()
+        .spawn(ctx);
 }

@@ -4,9 +4,12 @@
 //! [`supervisor::start_root`] starts it. Everything long-lived runs as an actor under a
 //! [`supervisor::Supervisor`].
 
+pub mod allocatable;
 pub mod config_feed;
 pub mod config_watcher;
 pub mod failpoint;
+pub mod gc;
+pub mod logs;
 pub mod pending;
 pub mod pleg;
 pub mod pod;

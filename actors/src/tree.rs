@@ -4,7 +4,7 @@
 //! root (one_for_one)
 //! ├─ config-watcher
 //! ├─ runtime (rest_for_one): runtime-adapter, cni-adapter, pleg
-//! ├─ node (one_for_one): node-status, eviction-manager, gc
+//! ├─ node (one_for_one): node-status, eviction-manager, gc, container-log-manager
 //! ├─ pods (one_for_one): sources, pod-manager, status-manager
 //! └─ server
 //! ```
@@ -20,6 +20,7 @@ use tokio::sync::watch;
 
 use crate::config_feed::ConfigFeed;
 use crate::config_watcher::{ConfigWatcher, VerbosityControl};
+use crate::logs::ContainerLogManager;
 use crate::pending::Pending;
 use crate::pleg::Pleg;
 use crate::pod_manager::{PodManager, PodManagerDeps};
@@ -88,6 +89,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     });
     let manager_slot: Slot<PodManager> = Slot::new("pod-manager");
     let node_name = deps.node_name;
+    let log_node = node_name.clone();
     let pleg_health = watch::Sender::new(None);
     let (pleg_port, pleg_pods, pleg_publish) = (
         port.clone(),
@@ -117,6 +119,14 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
             pleg,
         ],
     );
+    let (log_port, log_config) = (port.clone(), deps.config.subscribe());
+    let container_log_manager = ChildSpec::worker(
+        "container-log-manager",
+        &Slot::new("container-log-manager"),
+        move |env| {
+            ContainerLogManager::new(env, log_port.clone(), log_config.clone(), log_node.clone())
+        },
+    );
     let node = ChildSpec::supervisor(
         "node",
         Strategy::OneForOne,
@@ -128,10 +138,12 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
                 "eviction-manager",
                 "eviction signals, thresholds and evictions",
             ),
-            pending(
-                "gc",
-                "garbage collection of dead containers and unused images",
+            crate::gc::child_spec(
+                port.clone(),
+                manager_slot.reference(policy.delivery_timeout),
+                deps.config.subscribe(),
             ),
+            container_log_manager,
         ],
     );
     let file_source = watch::Sender::new(SourceSnapshot::unsynced(PodSource::File));

@@ -24,8 +24,12 @@ pub enum Owner {
     NodeStatus,
     /// Image garbage collection.
     ImageGc,
+    /// Garbage collection of dead containers, sandboxes and pod log directories.
+    ContainerGc,
     /// Pod sync timings, static pod sources and restart back-off.
     PodWorkers,
+    /// Container log rotation.
+    ContainerLogManager,
 }
 
 /// How a changed field takes effect.
@@ -77,6 +81,7 @@ const LIVE: &[(&str, Owner)] = &[
     ("fileCheckFrequency", Owner::PodWorkers),
     ("crashLoopBackOff", Owner::PodWorkers),
     ("sergeant.crashLoopBackOff", Owner::PodWorkers),
+    ("sergeant.garbageCollection", Owner::ContainerGc),
     ("containerRuntimeEndpoint", Owner::RuntimeAdapter),
     ("imageServiceEndpoint", Owner::RuntimeAdapter),
     ("runtimeRequestTimeout", Owner::RuntimeAdapter),
@@ -96,6 +101,10 @@ const LIVE: &[(&str, Owner)] = &[
     ("nodeStatusReportFrequency", Owner::NodeStatus),
     ("nodeLeaseDurationSeconds", Owner::NodeStatus),
     ("logging.verbosity", Owner::Logging),
+    ("containerLogMaxSize", Owner::ContainerLogManager),
+    ("containerLogMaxFiles", Owner::ContainerLogManager),
+    ("containerLogMonitorInterval", Owner::ContainerLogManager),
+    ("containerLogMaxWorkers", Owner::ContainerLogManager),
 ];
 
 /// What changed from `old` to `new`, each change classified as live (with its owner) or

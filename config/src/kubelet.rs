@@ -131,6 +131,10 @@ pub struct KubeletConfiguration {
     pub container_log_max_size: Quantity,
     /// Log files kept per container, the live one included (5).
     pub container_log_max_files: i32,
+    /// How often container logs are checked for rotation; at least 3s (10s).
+    pub container_log_monitor_interval: Duration,
+    /// How many containers' logs are rotated at the same time; at least 1 (1).
+    pub container_log_max_workers: i32,
     /// Pull one image at a time (true).
     pub serialize_image_pulls: bool,
     /// Most parallel image pulls; none means unlimited when pulls are not serialized.
@@ -214,6 +218,8 @@ impl Default for KubeletConfiguration {
             shutdown_grace_period_critical_pods: Duration::ZERO,
             container_log_max_size: Quantity::mebibytes(10),
             container_log_max_files: 5,
+            container_log_monitor_interval: Duration::from_secs(10),
+            container_log_max_workers: 1,
             serialize_image_pulls: true,
             max_parallel_image_pulls: None,
             registry_pull_qps: 5,

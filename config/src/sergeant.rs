@@ -1,6 +1,6 @@
 //! The `sergeant.dev/v1alpha1` `SergeantConfiguration` document: what only sergeant has (the
-//! runtime adapter choice and the supervision policy), kept out of the upstream document so
-//! that one stays exactly upstream's.
+//! runtime adapter choice, the supervision policy, container garbage collection), kept out of
+//! the upstream document so that one stays exactly upstream's.
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +27,8 @@ pub struct SergeantConfiguration {
     /// Container restart back-off start (the cap is upstream's
     /// `crashLoopBackOff.maxContainerRestartPeriod`).
     pub crash_loop_back_off: CrashLoopBackOffStart,
+    /// Removal of dead containers and sandboxes (upstream has only command-line flags for it).
+    pub garbage_collection: GarbageCollection,
 }
 
 impl Default for SergeantConfiguration {
@@ -37,6 +39,7 @@ impl Default for SergeantConfiguration {
             runtime_adapter: RuntimeAdapterKind::Cri,
             supervision: Supervision::default(),
             crash_loop_back_off: CrashLoopBackOffStart::default(),
+            garbage_collection: GarbageCollection::default(),
         }
     }
 }
@@ -97,6 +100,34 @@ impl Default for CrashLoopBackOffStart {
     fn default() -> Self {
         CrashLoopBackOffStart {
             initial_period: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The container garbage collector's policy: upstream's `--minimum-container-ttl-duration`,
+/// `--maximum-dead-containers-per-container` and `--maximum-dead-containers` flags (and its
+/// fixed one-minute period), as settings that apply live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GarbageCollection {
+    /// How often dead containers and sandboxes are collected (1m).
+    pub period: Duration,
+    /// A dead container younger than this is never collected (0s).
+    pub minimum_container_age: Duration,
+    /// Dead instances kept per container of a pod that still exists, besides its newest
+    /// instance, which is always kept; -1 means no limit (1).
+    pub max_dead_per_container: i32,
+    /// Dead containers kept on the whole node; -1 means no limit (-1).
+    pub max_dead_containers: i32,
+}
+
+impl Default for GarbageCollection {
+    fn default() -> Self {
+        GarbageCollection {
+            period: Duration::from_secs(60),
+            minimum_container_age: Duration::from_secs(0),
+            max_dead_per_container: 1,
+            max_dead_containers: -1,
         }
     }
 }

@@ -100,6 +100,11 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Check {
             "containerLogMaxFiles",
         ),
         (
+            i64::from(config.container_log_max_workers),
+            1,
+            "containerLogMaxWorkers",
+        ),
+        (
             i64::from(config.eviction_max_pod_grace_period),
             0,
             "evictionMaxPodGracePeriod",
@@ -139,6 +144,12 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Check {
                 config.container_log_max_size
             )
         },
+    )?;
+    let monitor = config.container_log_monitor_interval;
+    require(
+        monitor >= Duration::from_secs(3),
+        "containerLogMonitorInterval",
+        || format!("{monitor} is out of range: must be 3s or more"),
     )?;
     let max_restart = config.crash_loop_back_off.max_container_restart_period;
     require(
@@ -231,8 +242,23 @@ pub(crate) fn sergeant(config: &SergeantConfiguration, kubelet: &KubeletConfigur
             config.crash_loop_back_off.initial_period,
             "crashLoopBackOff.initialPeriod",
         ),
+        (config.garbage_collection.period, "garbageCollection.period"),
     ] {
         positive_duration(value, path)?;
+    }
+    let gc = &config.garbage_collection;
+    for (value, path) in [
+        (
+            gc.max_dead_per_container,
+            "garbageCollection.maxDeadPerContainer",
+        ),
+        (
+            gc.max_dead_containers,
+            "garbageCollection.maxDeadContainers",
+        ),
+    ] {
+        // -1 is "no limit", as upstream's flags.
+        at_least(i64::from(value), -1, path)?;
     }
     let (initial, max) = (supervision.backoff_initial, supervision.backoff_max);
     require(max >= initial, "supervision.backoffMax", || {

@@ -186,6 +186,18 @@ fn out_of_range_values_point_at_their_key() {
         "deploy/x.yaml:3:1: containerLogMaxFiles: 1 is out of range: must be 2 or more",
     );
     check(
+        &format!("{HEAD}containerLogMaxWorkers: 0\n"),
+        3,
+        Some("containerLogMaxWorkers"),
+        "deploy/x.yaml:3:1: containerLogMaxWorkers: 0 is out of range: must be 1 or more",
+    );
+    check(
+        &format!("{HEAD}containerLogMonitorInterval: 2s\n"),
+        3,
+        Some("containerLogMonitorInterval"),
+        "deploy/x.yaml:3:1: containerLogMonitorInterval: 2s is out of range: must be 3s or more",
+    );
+    check(
         &format!("{HEAD}imageGCHighThresholdPercent: 101\n"),
         3,
         Some("imageGCHighThresholdPercent"),
@@ -317,4 +329,33 @@ fn unreadable_file() {
         "deploy/does-not-exist.yaml: cannot read: No such file or directory"
     );
     assert_eq!(error.line(), None);
+}
+
+#[test]
+fn garbage_collection_limits_and_period_are_checked() {
+    let sergeant = "---\napiVersion: sergeant.dev/v1alpha1\nkind: SergeantConfiguration\n";
+    check(
+        &format!("{HEAD}{sergeant}garbageCollection:\n  maxDeadPerContainer: -2\n"),
+        7,
+        Some("garbageCollection.maxDeadPerContainer"),
+        "deploy/x.yaml:7:3: garbageCollection.maxDeadPerContainer: -2 is out of range: must be -1 or more",
+    );
+    check(
+        &format!("{HEAD}{sergeant}garbageCollection:\n  maxDeadContainers: -5\n"),
+        7,
+        Some("garbageCollection.maxDeadContainers"),
+        "deploy/x.yaml:7:3: garbageCollection.maxDeadContainers: -5 is out of range: must be -1 or more",
+    );
+    check(
+        &format!("{HEAD}{sergeant}garbageCollection:\n  period: 0s\n"),
+        7,
+        Some("garbageCollection.period"),
+        "deploy/x.yaml:7:3: garbageCollection.period: must be longer than 0s",
+    );
+    check(
+        &format!("{HEAD}{sergeant}garbageCollection:\n  maxDeadPerContainers: 2\n"),
+        7,
+        Some("garbageCollection.maxDeadPerContainers"),
+        "deploy/x.yaml:7:3: unknown field \"maxDeadPerContainers\" in garbageCollection (did you mean \"maxDeadPerContainer\"?)",
+    );
 }

@@ -89,6 +89,16 @@ fn live_fields_name_their_owner() {
             Owner::ImageGc,
         ),
         (
+            "containerLogMonitorInterval: 5s\n",
+            "containerLogMonitorInterval",
+            Owner::ContainerLogManager,
+        ),
+        (
+            "containerLogMaxSize: 1Mi\n",
+            "containerLogMaxSize",
+            Owner::ContainerLogManager,
+        ),
+        (
             &format!("{SERGEANT}runtimeAdapter: fake\n"),
             "sergeant.runtimeAdapter",
             Owner::RuntimeAdapter,
@@ -97,6 +107,11 @@ fn live_fields_name_their_owner() {
             &format!("{SERGEANT}crashLoopBackOff: {{initialPeriod: 1s}}\n"),
             "sergeant.crashLoopBackOff",
             Owner::PodWorkers,
+        ),
+        (
+            &format!("{SERGEANT}garbageCollection: {{period: 10s, maxDeadContainers: 50}}\n"),
+            "sergeant.garbageCollection",
+            Owner::ContainerGc,
         ),
     ];
     for (new, field, owner) in cases {

@@ -80,6 +80,8 @@ fn minimal_file_gets_upstream_defaults() {
     assert!(k.cgroups_per_qos);
     assert_eq!(k.container_log_max_size, Quantity::mebibytes(10));
     assert_eq!(k.container_log_max_files, 5);
+    assert_eq!(k.container_log_monitor_interval, Duration::from_secs(10));
+    assert_eq!(k.container_log_max_workers, 1);
     assert!(k.serialize_image_pulls);
     assert_eq!(k.registry_pull_qps, 5);
     assert_eq!(k.registry_burst, 10);
@@ -107,6 +109,11 @@ fn minimal_file_gets_upstream_defaults() {
         s.crash_loop_back_off.initial_period,
         Duration::from_secs(10)
     );
+    let gc = &s.garbage_collection;
+    assert_eq!(gc.period, Duration::from_secs(60));
+    assert!(gc.minimum_container_age.is_zero());
+    assert_eq!(gc.max_dead_per_container, 1);
+    assert_eq!(gc.max_dead_containers, -1);
 
     assert_eq!(
         config.command_line.root_dir,

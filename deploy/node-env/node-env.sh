@@ -16,6 +16,9 @@
 #       127.0.0.1:5000/sergeant/httpd:1.0    busybox httpd on :8080 serving /www
 #       127.0.0.1:5000/sergeant/exit:1.0     exits with $EXIT_CODE (default 1)
 #       127.0.0.1:5000/sergeant/termmsg:1.0  writes $MESSAGE to /dev/termination-log
+#       127.0.0.1:5000/sergeant/grpc-health:1.0  gRPC health server on :9090
+#         (examples/grpc-health-server.rs, built with cargo, with the shared libraries it
+#         links copied in)
 #
 # Usage (as root):
 #   node-env.sh install                                  install the Debian packages needed
@@ -46,7 +49,9 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly SCRIPT_DIR
 readonly REGISTRY_ADDR=127.0.0.1:5000
 readonly IMAGE_TAG=1.0
-readonly IMAGE_NAMES=(pause shell httpd exit termmsg)
+readonly IMAGE_NAMES=(pause shell httpd exit termmsg grpc-health)
+REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
+readonly REPO_ROOT
 readonly PAUSE_IMAGE="$REGISTRY_ADDR/sergeant/pause:$IMAGE_TAG"
 readonly CNI_BIN_DIR=/usr/lib/cni
 readonly IMAGE_PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -309,9 +314,10 @@ image_ref() { echo "$REGISTRY_ADDR/sergeant/$1:$IMAGE_TAG"; }
 # of this script); stored beside the registry storage so a changed recipe rebuilds them.
 image_inputs_hash() {
 	{
-		sha256sum "$SCRIPT_DIR/pause.c" "$SCRIPT_DIR/build-image.sh" "$(command -v busybox)"
+		sha256sum "$SCRIPT_DIR/pause.c" "$SCRIPT_DIR/build-image.sh" "$(command -v busybox)" \
+			"$REPO_ROOT/examples/grpc-health-server.rs" "$REPO_ROOT/Cargo.lock"
 		declare -f image_ref make_pause_rootfs make_busybox_rootfs make_www_rootfs \
-			build_and_push build_all_images
+			grpc_health_binary make_grpc_health_rootfs build_and_push build_all_images
 		echo "$REGISTRY_ADDR $IMAGE_TAG $IMAGE_PATH_ENV ${IMAGE_NAMES[*]}"
 		gcc --version | head -n 1
 	} | sha256sum | cut -d' ' -f1
@@ -373,6 +379,36 @@ make_www_rootfs() {
 	chmod 0644 "$rootfs/www/index.html" "$rootfs/www/healthz"
 }
 
+# Builds the gRPC health server example with cargo and prints its path.
+grpc_health_binary() {
+	local target=${CARGO_TARGET_DIR:-$HOME/.cache/sergeant/target}
+	if ! command -v cargo >/dev/null 2>&1 && [[ -f $HOME/.cargo/env ]]; then
+		# shellcheck disable=SC1091
+		. "$HOME/.cargo/env"
+	fi
+	command -v cargo >/dev/null 2>&1 || die "cargo not found: the grpc-health image is built from examples/grpc-health-server.rs"
+	(cd "$REPO_ROOT" && CARGO_TARGET_DIR=$target cargo build --quiet --example grpc-health-server) >&2 ||
+		die "building examples/grpc-health-server.rs failed"
+	echo "$target/debug/examples/grpc-health-server"
+}
+
+# Rootfs of the grpc-health image: the server, stripped, and the shared libraries it links
+# (with the dynamic loader) at their host paths.
+make_grpc_health_rootfs() {
+	local rootfs=$1 binary lib
+	binary=$(grpc_health_binary)
+	mkdir -p "$rootfs/tmp"
+	chmod 0755 "$rootfs"
+	chmod 1777 "$rootfs/tmp"
+	install -m 0755 "$binary" "$rootfs/grpc-health-server"
+	strip "$rootfs/grpc-health-server"
+	for lib in $(ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		mkdir -p "$rootfs$(dirname "$lib")"
+		cp -L "$lib" "$rootfs$lib"
+		chmod 0755 "$rootfs$lib"
+	done
+}
+
 # build_and_push NAME LAYOUT_ROOT BUILD_IMAGE_ARGS...
 build_and_push() {
 	local name=$1 work=$2 digest
@@ -394,6 +430,7 @@ build_all_images() {
 		make_pause_rootfs "$work/rootfs-pause"
 		make_busybox_rootfs "$work/rootfs-busybox"
 		make_www_rootfs "$work/rootfs-www"
+		make_grpc_health_rootfs "$work/rootfs-grpc-health"
 	)
 	"$SCRIPT_DIR/build-image.sh" layer "$work/rootfs-busybox" "$work/busybox.tar.gz" ||
 		die "building the busybox layer failed"
@@ -409,6 +446,8 @@ build_all_images() {
 	# shellcheck disable=SC2016
 	build_and_push termmsg "$work" --layer "$base" \
 		--entrypoint '["/bin/sh","-c","echo ${MESSAGE:-terminated by sergeant} > /dev/termination-log; exit ${EXIT_CODE:-0}"]'
+	build_and_push grpc-health "$work" --rootfs "$work/rootfs-grpc-health" \
+		--entrypoint '["/grpc-health-server"]'
 }
 
 ensure_images() {

@@ -4,19 +4,22 @@ use std::time::Duration;
 
 use sergeant_messages::pods::core::LifecycleHandler;
 use sergeant_messages::runtime::cri;
+use sergeant_messages::KUBERNETES_MINOR;
 
+use super::http_get::{self, HttpTarget};
+use super::target::ContainerTarget;
 use crate::runtime::RuntimePort;
 
 /// How long a postStart hook may run.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Runs `handler` against container `container_id`, for at most `timeout`.
+/// Runs `handler` for `target`, for at most `timeout`.
 ///
 /// # Errors
 /// Why the hook failed, in words for the container's status and events.
 pub async fn run(
     port: &RuntimePort,
-    container_id: &str,
+    target: &ContainerTarget<'_>,
     handler: &LifecycleHandler,
     timeout: Duration,
 ) -> Result<(), String> {
@@ -24,7 +27,7 @@ pub async fn run(
         let cmd = exec.command.clone().unwrap_or_default();
         let answer = port
             .call(cri::ExecSyncRequest {
-                container_id: container_id.to_owned(),
+                container_id: target.container_id.to_owned(),
                 cmd: cmd.clone(),
                 timeout: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
             })
@@ -44,8 +47,15 @@ pub async fn run(
         tokio::time::sleep(Duration::from_secs(secs).min(timeout)).await;
         return Ok(());
     }
-    if handler.http_get.is_some() {
-        return Err("httpGet hooks are not supported yet".to_owned());
+    if let Some(action) = &handler.http_get {
+        // As upstream, any HTTP answer completes the hook; only no answer fails it.
+        let user_agent = format!("kube-lifecycle/{KUBERNETES_MINOR}");
+        let request = HttpTarget::resolve(action, target.container, target.pod_ip, &user_agent)
+            .map_err(|e| format!("httpGet: {e}"))?;
+        http_get::get(&request, timeout)
+            .await
+            .map_err(|e| format!("httpGet: {e}"))?;
+        return Ok(());
     }
     Err("the hook has no handler".to_owned())
 }

@@ -10,7 +10,7 @@ use sergeant_messages::runtime::cri;
 
 use super::hooks;
 use super::labels;
-use super::observe::{observe, ObservedContainer};
+use super::observe::{observe, ObservedContainer, PodRuntime};
 use super::spec::{self, NodeContext};
 use crate::runtime::RuntimePort;
 
@@ -31,32 +31,8 @@ pub async fn kill_pod(
     pod: Option<&Pod>,
     grace: Option<Duration>,
 ) -> Result<(), String> {
-    let runtime = observe(port, uid).await.map_err(|e| e.to_string())?;
-    let running: Vec<&ObservedContainer> = runtime.running().collect();
-    let grace = grace.unwrap_or_else(|| grace_of(pod, &running));
-    let deadline = Instant::now() + grace;
-    let (apps, others): (Vec<&ObservedContainer>, Vec<&ObservedContainer>) =
-        running.iter().partition(|c| {
-            c.status
-                .annotations
-                .get(labels::CONTAINER_KIND)
-                .map(String::as_str)
-                == Some("regular")
-        });
-    for group in [apps, others] {
-        let stops = group
-            .into_iter()
-            .map(|c| stop_container(port, c, pod, deadline));
-        for result in join_all(stops).await {
-            result?;
-        }
-    }
+    let runtime = stop_pod(port, uid, pod, grace).await?;
     for sandbox in &runtime.sandboxes {
-        port.call(cri::StopPodSandboxRequest {
-            pod_sandbox_id: sandbox.id.clone(),
-        })
-        .await
-        .map_err(|e| e.to_string())?;
         port.call(cri::RemovePodSandboxRequest {
             pod_sandbox_id: sandbox.id.clone(),
         })
@@ -77,16 +53,93 @@ pub async fn kill_pod(
     .map_err(|e| format!("teardown did not finish: {e}"))?
 }
 
+/// Stops the pod `uid` without removing anything: preStop hooks, app containers together
+/// within the grace period, then sidecars and init containers, then its sandboxes. What the
+/// runtime showed before is returned, so a caller can remove it. A pod that failed as a whole
+/// (past its active deadline) stays like this, its containers kept for status and logs.
+///
+/// # Errors
+/// The first runtime failure; the caller retries.
+pub async fn stop_pod(
+    port: &RuntimePort,
+    uid: &str,
+    pod: Option<&Pod>,
+    grace: Option<Duration>,
+) -> Result<PodRuntime, String> {
+    let runtime = observe(port, uid).await.map_err(|e| e.to_string())?;
+    let running: Vec<&ObservedContainer> = runtime.running().collect();
+    let grace = grace.unwrap_or_else(|| grace_of(pod, &running));
+    let deadline = Instant::now() + grace;
+    let pod_ip = runtime.pod_ip();
+    let (apps, others): (Vec<&ObservedContainer>, Vec<&ObservedContainer>) =
+        running.iter().partition(|c| {
+            c.status
+                .annotations
+                .get(labels::CONTAINER_KIND)
+                .map(String::as_str)
+                == Some("regular")
+        });
+    for group in [apps, others] {
+        let stops = group
+            .into_iter()
+            .map(|c| stop_container(port, c, pod, pod_ip.as_deref(), deadline));
+        for result in join_all(stops).await {
+            result?;
+        }
+    }
+    for sandbox in &runtime.sandboxes {
+        port.call(cri::StopPodSandboxRequest {
+            pod_sandbox_id: sandbox.id.clone(),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(runtime)
+}
+
+/// Kills one container of the running pod `uid` — its preStop hook, then a stop within
+/// `grace` — as a failed liveness or startup probe asks; the pod's sync restarts it per its
+/// restart policy. A container already gone is fine.
+///
+/// # Errors
+/// The runtime failure.
+pub async fn kill_container(
+    port: &RuntimePort,
+    uid: &str,
+    container_id: &str,
+    pod: &Pod,
+    grace: Duration,
+) -> Result<(), String> {
+    let runtime = observe(port, uid).await.map_err(|e| e.to_string())?;
+    let Some(container) = runtime
+        .containers
+        .iter()
+        .find(|c| c.status.id == container_id)
+    else {
+        return Ok(());
+    };
+    let pod_ip = runtime.pod_ip();
+    stop_container(
+        port,
+        container,
+        Some(pod),
+        pod_ip.as_deref(),
+        Instant::now() + grace,
+    )
+    .await
+}
+
 /// Runs the container's preStop hook (if any) within the grace period, then stops it with
 /// what is left of it.
 async fn stop_container(
     port: &RuntimePort,
     container: &ObservedContainer,
     pod: Option<&Pod>,
+    pod_ip: Option<&str>,
     deadline: Instant,
 ) -> Result<(), String> {
     let name = container.name();
-    let pre_stop = pod
+    let spec = pod
         .and_then(|p| p.spec.as_ref())
         .into_iter()
         .flat_map(|s| {
@@ -94,18 +147,18 @@ async fn stop_container(
                 .iter()
                 .chain(s.init_containers.iter().flatten())
         })
-        .find(|c| c.name == name)
+        .find(|c| c.name == name);
+    let pre_stop = spec
         .and_then(|c| c.lifecycle.as_ref())
         .and_then(|l| l.pre_stop.as_ref());
-    if let Some(handler) = pre_stop {
+    if let (Some(spec), Some(handler)) = (spec, pre_stop) {
         let budget = deadline.saturating_duration_since(Instant::now());
-        if let Err(message) = hooks::run(
-            port,
-            &container.status.id,
-            handler,
-            budget + PRE_STOP_EXTENSION,
-        )
-        .await
+        let target = super::target::ContainerTarget {
+            container_id: &container.status.id,
+            container: spec,
+            pod_ip,
+        };
+        if let Err(message) = hooks::run(port, &target, handler, budget + PRE_STOP_EXTENSION).await
         {
             tracing::warn!(container = name, "preStop hook failed: {message}");
         }

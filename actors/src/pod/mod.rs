@@ -6,14 +6,17 @@
 
 pub mod backoff;
 pub mod hooks;
+pub mod http_get;
 pub mod kill;
 pub mod labels;
 pub mod observe;
+pub mod probe;
 pub mod report;
 pub mod spec;
 pub mod start;
 pub mod status;
 pub mod sync;
+pub mod target;
 pub mod termination;
 pub mod volumes;
 pub mod worker;

@@ -58,6 +58,16 @@ pub struct PodRuntime {
 }
 
 impl PodRuntime {
+    /// The pod's IP, from the newest sandbox's network status.
+    #[must_use]
+    pub fn pod_ip(&self) -> Option<String> {
+        self.sandbox_status
+            .as_ref()
+            .and_then(|s| s.network.as_ref())
+            .map(|n| n.ip.clone())
+            .filter(|ip| !ip.is_empty())
+    }
+
     /// The newest sandbox, if it is ready.
     #[must_use]
     pub fn ready_sandbox(&self) -> Option<&cri::PodSandbox> {

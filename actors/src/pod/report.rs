@@ -3,7 +3,6 @@
 
 use std::time::SystemTime;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use sergeant_messages::pods::core::{Pod, PodStatus};
 
 use super::spec::NodeContext;
@@ -11,13 +10,15 @@ use super::status::{api_time, compute, Knowledge, Observed};
 use super::sync::SyncOutcome;
 
 /// `pod` with the status its last sync found; `previous` keeps condition transition times.
+/// `known` is what the pod actor knows beyond the runtime (start time, probe verdicts, a
+/// failure of the whole pod); the sync's findings and the node's addresses are added here.
 #[must_use]
 pub fn status(
     pod: &Pod,
     previous: Option<&PodStatus>,
     outcome: &SyncOutcome,
-    first_seen: SystemTime,
     node: &NodeContext,
+    known: Knowledge,
 ) -> Pod {
     let observed = Observed {
         sandbox: outcome.runtime.sandbox_status.clone(),
@@ -32,9 +33,8 @@ pub fn status(
     let knowledge = Knowledge {
         waiting: outcome.waiting.clone(),
         termination_messages: outcome.termination_messages.clone(),
-        start_time: time(first_seen),
         host_ips: node.node_ip.iter().map(ToString::to_string).collect(),
-        ..Knowledge::default()
+        ..known
     };
     with_status(pod, previous, &observed, &knowledge)
 }
@@ -44,7 +44,7 @@ pub fn status(
 pub fn rejected(pod: &Pod, reason: &str, message: &str) -> Pod {
     let knowledge = Knowledge {
         rejection: Some((reason.to_owned(), message.to_owned())),
-        start_time: time(SystemTime::now()),
+        start_time: Some(api_time(SystemTime::now())),
         ..Knowledge::default()
     };
     with_status(pod, None, &Observed::default(), &knowledge)
@@ -61,8 +61,4 @@ fn with_status(
     let status = compute(&reported, observed, knowledge);
     reported.status = Some(status);
     reported
-}
-
-fn time(at: SystemTime) -> Option<Time> {
-    Some(api_time(at))
 }

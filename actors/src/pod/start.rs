@@ -96,8 +96,12 @@ pub async fn start_container(
         .as_ref()
         .and_then(|l| l.post_start.as_ref())
     {
-        if let Err(message) =
-            hooks::run(port, &container_id, handler, hooks::DEFAULT_HOOK_TIMEOUT).await
+        let target = super::target::ContainerTarget {
+            container_id: &container_id,
+            container: &request.container,
+            pod_ip: request.pod_ip.as_deref(),
+        };
+        if let Err(message) = hooks::run(port, &target, handler, hooks::DEFAULT_HOOK_TIMEOUT).await
         {
             let _ = port
                 .call(cri::StopContainerRequest {

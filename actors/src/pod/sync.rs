@@ -32,6 +32,8 @@ pub struct SyncInput {
     pub pulls: Backoff,
     /// The crash-loop periods.
     pub restart_policy: BackoffPolicy,
+    /// The pod failed as a whole and was stopped: only look, change nothing.
+    pub halted: bool,
 }
 
 /// What a sync did and found.
@@ -55,7 +57,11 @@ pub struct SyncOutcome {
 /// Runs one sync of `input.pod`.
 pub async fn sync(mut input: SyncInput) -> SyncOutcome {
     let mut waiting = BTreeMap::new();
-    let error = reconcile(&mut input, &mut waiting).await.err();
+    let error = if input.halted {
+        None
+    } else {
+        reconcile(&mut input, &mut waiting).await.err()
+    };
     let runtime = observe(&input.port, uid(&input.pod))
         .await
         .unwrap_or_default();
@@ -135,12 +141,7 @@ async fn reconcile(
     let Some(sandbox_id) = runtime.ready_sandbox().map(|s| s.id.clone()) else {
         return Err("the new sandbox is not ready".to_owned());
     };
-    let pod_ip = runtime
-        .sandbox_status
-        .as_ref()
-        .and_then(|s| s.network.as_ref())
-        .map(|n| n.ip.clone())
-        .filter(|ip| !ip.is_empty());
+    let pod_ip = runtime.pod_ip();
     let request = |container: &Container, kind: ContainerKind| StartRequest {
         pod: Arc::clone(&pod),
         container: container.clone(),

@@ -13,18 +13,24 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::PodKey;
 
 use super::backoff::{Backoff, BackoffPolicy};
-use super::kill::kill_pod;
+use super::kill::{kill_container, kill_pod, stop_pod};
+use super::probe::{ProbeDeps, ProbeKind, ProbeResult, ProbeSet};
 use super::report;
 use super::spec::NodeContext;
+use super::status::{api_time, Knowledge};
 use super::sync::{sync, SyncInput, SyncOutcome};
 use crate::failpoint;
 use crate::pod_manager::{PodManager, PodReport, PodTerminated};
-use crate::runtime::RuntimePort;
+use crate::runtime::{time_in_runtime, RuntimePort};
 
 /// A sync happens at least this often even when nothing triggers one.
 const RESYNC_PERIOD: Duration = Duration::from_secs(10);
 /// Delay before retrying a termination that failed.
 const KILL_RETRY: Duration = Duration::from_secs(1);
+/// The status reason of a pod stopped at its `activeDeadlineSeconds`, as upstream.
+const DEADLINE_REASON: &str = "DeadlineExceeded";
+/// The status message that goes with it, as upstream.
+const DEADLINE_MESSAGE: &str = "Pod was active on the node longer than the specified deadline";
 
 /// What the pod actor shares with every sync.
 #[derive(Clone)]
@@ -50,7 +56,16 @@ pub struct PodWorker {
     last_status: Option<sergeant_messages::pods::core::PodStatus>,
     /// Whether `kubelet_pod_start_duration_seconds` has this pod already.
     start_recorded: bool,
+    /// Time its syncs spent in runtime calls until it started, to tell sergeant's own part of
+    /// the start-up time.
+    runtime_time: Duration,
     terminating: Option<Option<Duration>>,
+    /// The pod failed as a whole (`(reason, message)`); it is stopped and only observed.
+    failure: Option<(String, String)>,
+    /// Whether the failed pod's containers have been stopped.
+    stopped: bool,
+    /// The probe workers of the running containers, and their verdicts.
+    probes: ProbeSet,
     busy: bool,
     again: bool,
     timer: Option<SpawnHandle>,
@@ -71,7 +86,11 @@ impl PodWorker {
             first_seen: SystemTime::now(),
             last_status: None,
             start_recorded: false,
+            runtime_time: Duration::ZERO,
             terminating,
+            failure: None,
+            stopped: false,
+            probes: ProbeSet::default(),
             busy: false,
             again: false,
             timer: None,
@@ -92,11 +111,49 @@ impl PodWorker {
         if let Some(handle) = self.timer.take() {
             ctx.cancel_future(handle);
         }
+        if self.failure.is_none() && self.past_deadline() {
+            tracing::info!(pod = %self.key, "active deadline exceeded, stopping the pod");
+            self.failure = Some((DEADLINE_REASON.to_owned(), DEADLINE_MESSAGE.to_owned()));
+        }
         match (self.terminating, self.pod.clone()) {
             (Some(grace), pod) => self.terminate(grace, pod, ctx),
+            (None, Some(pod)) if self.failure.is_some() && !self.stopped => self.stop(pod, ctx),
             (None, Some(pod)) => self.sync(pod, ctx),
             (None, None) => self.busy = false,
         }
+    }
+
+    /// When the pod's `activeDeadlineSeconds` runs out, counted from when it was first seen
+    /// (its `startTime`).
+    fn deadline(&self) -> Option<SystemTime> {
+        let seconds = self.pod.as_ref()?.spec.as_ref()?.active_deadline_seconds?;
+        Some(self.first_seen + Duration::from_secs(u64::try_from(seconds).ok()?))
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.deadline().is_some_and(|at| at <= SystemTime::now())
+    }
+
+    /// Stops every container and the sandbox of a pod that failed as a whole, then syncs,
+    /// which now only reports.
+    fn stop(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
+        self.probes.clear();
+        let port = self.deps.port.clone();
+        let uid = self.key.uid.clone();
+        let work = async move { stop_pod(&port, &uid, Some(&pod), None).await.map(drop) };
+        ctx.spawn(work.into_actor(self).map(|result, act, ctx| {
+            act.busy = false;
+            match result {
+                Ok(()) => act.stopped = true,
+                Err(error) => tracing::warn!(pod = %act.key, "stopping failed, retrying: {error}"),
+            }
+            let retry = if act.stopped {
+                Duration::ZERO
+            } else {
+                KILL_RETRY
+            };
+            act.timer = Some(ctx.run_later(retry, |act, ctx| act.trigger(ctx)));
+        }));
     }
 
     fn sync(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
@@ -107,12 +164,14 @@ impl PodWorker {
             restarts: self.restarts.clone(),
             pulls: self.pulls.clone(),
             restart_policy: self.deps.restart_policy,
+            halted: self.failure.is_some(),
         };
-        ctx.spawn(
-            sync(input)
-                .into_actor(self)
-                .map(move |outcome, act, ctx| act.synced(&pod, outcome, ctx)),
-        );
+        ctx.spawn(time_in_runtime(sync(input)).into_actor(self).map(
+            move |(outcome, in_runtime), act, ctx| {
+                act.runtime_time += in_runtime;
+                act.synced(&pod, outcome, ctx);
+            },
+        ));
     }
 
     fn synced(&mut self, pod: &Pod, outcome: SyncOutcome, ctx: &mut Context<Self>) {
@@ -122,12 +181,28 @@ impl PodWorker {
         if let Some(error) = &outcome.error {
             tracing::warn!(pod = %self.key, "sync failed: {error}");
         }
+        if self.failure.is_none() {
+            let report = ctx.address().recipient();
+            let deps = ProbeDeps {
+                key: &self.key,
+                port: &self.deps.port,
+                report: &report,
+            };
+            self.probes.reconcile(pod, &outcome.runtime, &deps);
+        }
+        let known = Knowledge {
+            start_time: Some(api_time(self.first_seen)),
+            failure: self.failure.clone(),
+            ready: self.probes.verdicts(ProbeKind::Readiness),
+            started: self.probes.verdicts(ProbeKind::Startup),
+            ..Knowledge::default()
+        };
         let reported = report::status(
             pod,
             self.last_status.as_ref(),
             &outcome,
-            self.first_seen,
             &self.deps.node,
+            known,
         );
         self.last_status = reported.status.clone();
         self.record_start(reported.status.as_ref());
@@ -151,7 +226,8 @@ impl PodWorker {
     }
 
     /// Records `kubelet_pod_start_duration_seconds` (first seen → every app container running)
-    /// the first time the pod gets there.
+    /// the first time the pod gets there, and `sergeant_pod_start_overhead_seconds`: that time
+    /// less what the runtime calls took.
     fn record_start(&mut self, status: Option<&sergeant_messages::pods::core::PodStatus>) {
         let all_running = status
             .and_then(|s| s.container_statuses.as_ref())
@@ -165,6 +241,8 @@ impl PodWorker {
             self.start_recorded = true;
             let took = self.first_seen.elapsed().unwrap_or_default();
             metrics::histogram!("kubelet_pod_start_duration_seconds").record(took.as_secs_f64());
+            let own = took.saturating_sub(self.runtime_time);
+            metrics::histogram!("sergeant_pod_start_overhead_seconds").record(own.as_secs_f64());
         }
     }
 
@@ -174,6 +252,7 @@ impl PodWorker {
         pod: Option<Arc<Pod>>,
         ctx: &mut Context<Self>,
     ) {
+        self.probes.clear();
         let port = self.deps.port.clone();
         let node = Arc::clone(&self.deps.node);
         let uid = self.key.uid.clone();
@@ -201,6 +280,10 @@ impl Actor for PodWorker {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Some(at) = self.deadline() {
+            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
+            ctx.run_later(left, |act, ctx| act.trigger(ctx));
+        }
         self.trigger(ctx);
     }
 }
@@ -243,4 +326,61 @@ impl Handler<TerminatePod> for PodWorker {
             self.trigger(ctx);
         }
     }
+}
+
+impl Handler<ProbeResult> for PodWorker {
+    type Result = ();
+
+    /// A probe's verdict changed: a failed liveness or startup probe kills the container (the
+    /// sync restarts it per the restart policy); any change re-syncs, which updates readiness.
+    fn handle(&mut self, result: ProbeResult, ctx: &mut Context<Self>) {
+        if !self.probes.record(&result) {
+            return;
+        }
+        let kills =
+            !result.success && matches!(result.kind, ProbeKind::Liveness | ProbeKind::Startup);
+        let Some(pod) = self
+            .pod
+            .clone()
+            .filter(|_| kills && self.terminating.is_none())
+        else {
+            return self.trigger(ctx);
+        };
+        tracing::info!(
+            container = result.container,
+            "container failed {} probe, will be restarted: {}",
+            result.kind.name().to_lowercase(),
+            result.message.trim()
+        );
+        let grace = kill_grace(&pod, &result);
+        let (port, uid) = (self.deps.port.clone(), self.key.uid.clone());
+        let id = result.container_id.clone();
+        let work = async move { kill_container(&port, &uid, &id, &pod, grace).await };
+        ctx.spawn(work.into_actor(self).map(move |outcome, act, ctx| {
+            if let Err(error) = outcome {
+                tracing::warn!(container = result.container, "killing failed: {error}");
+            }
+            act.trigger(ctx);
+        }));
+    }
+}
+
+/// The grace period of a probe kill: the probe's own `terminationGracePeriodSeconds`, else the
+/// pod's, else 30 s.
+fn kill_grace(pod: &Pod, result: &ProbeResult) -> Duration {
+    let spec = pod.spec.as_ref();
+    let probe_grace = spec
+        .into_iter()
+        .flat_map(|s| {
+            s.containers
+                .iter()
+                .chain(s.init_containers.iter().flatten())
+        })
+        .find(|c| c.name == result.container)
+        .and_then(|c| result.kind.of(c))
+        .and_then(|p| p.termination_grace_period_seconds);
+    let seconds = probe_grace
+        .or_else(|| spec.and_then(|s| s.termination_grace_period_seconds))
+        .unwrap_or(30);
+    Duration::from_secs(u64::try_from(seconds).unwrap_or(0))
 }

@@ -11,6 +11,7 @@ use sergeant_messages::runtime::cri;
 use tokio::sync::watch;
 
 use super::admission::{admit, Capacity, Rejection};
+use crate::allocatable::NodeResources;
 use crate::config_feed::ConfigState;
 use crate::failpoint;
 use crate::pod::backoff::BackoffPolicy;
@@ -87,12 +88,17 @@ impl PodManager {
         (desired, synced)
     }
 
+    /// What admission may hand out: `maxPods`, and allocatable CPU and memory (capacity minus
+    /// reservations and the hard eviction threshold).
     fn capacity(&self, node: &NodeContext) -> Capacity {
-        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let config = self.deps.config.borrow();
+        let kubelet = &config.active.kubelet;
+        let allocatable =
+            NodeResources::of_machine(node.memory_capacity_bytes).allocatable(kubelet);
         Capacity {
-            pods: usize::try_from(self.deps.config.borrow().active.kubelet.max_pods).unwrap_or(0),
-            cpu_millis: i64::try_from(cpus).unwrap_or(1) * 1000,
-            memory_bytes: i64::try_from(node.memory_capacity_bytes).unwrap_or(i64::MAX),
+            pods: usize::try_from(kubelet.max_pods).unwrap_or(0),
+            cpu_millis: allocatable.cpu_millis,
+            memory_bytes: allocatable.memory_bytes,
         }
     }
 
@@ -293,6 +299,10 @@ impl Actor for PodManager {
             "kubelet_pod_start_duration_seconds",
             "Duration from the pod actor first seeing a pod to all its containers running."
         );
+        metrics::describe_histogram!(
+            "sergeant_pod_start_overhead_seconds",
+            "sergeant's own part of kubelet_pod_start_duration_seconds: that time less the runtime calls the pod's syncs waited on."
+        );
         match NodeContext::from_config(&self.deps.config.borrow().active) {
             Ok(node) => self.node = Some(Arc::new(node)),
             Err(err) => {
@@ -414,5 +424,40 @@ impl Handler<ListPods> for PodManager {
             .chain(self.rejected.values())
             .cloned()
             .collect()
+    }
+}
+
+/// Which pods still exist for the node, so the garbage collector never removes what a pod
+/// (or a pod about to be adopted) still needs.
+#[derive(Debug, Clone, Copy)]
+pub struct ExistingPods;
+
+/// The answer to [`ExistingPods`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExistingPodUids {
+    /// The UIDs of pods a source wants or a pod actor still runs (terminating ones included).
+    pub uids: BTreeSet<String>,
+    /// Whether every source has been read and leftover pods were looked for: until then a pod
+    /// missing from `uids` may just not be known yet.
+    pub synced: bool,
+}
+
+impl Message for ExistingPods {
+    type Result = ExistingPodUids;
+}
+
+impl Handler<ExistingPods> for PodManager {
+    type Result = actix::MessageResult<ExistingPods>;
+
+    fn handle(&mut self, _: ExistingPods, _: &mut Context<Self>) -> Self::Result {
+        let (desired, synced) = self.desired();
+        let uids = desired
+            .into_keys()
+            .chain(self.workers.keys().cloned())
+            .collect();
+        actix::MessageResult(ExistingPodUids {
+            uids,
+            synced: synced && self.orphans_checked,
+        })
     }
 }

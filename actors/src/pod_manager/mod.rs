@@ -8,5 +8,7 @@
 mod actor;
 mod admission;
 
-pub use actor::{ListPods, PodManager, PodManagerDeps, PodReport, PodTerminated};
+pub use actor::{
+    ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps, PodReport, PodTerminated,
+};
 pub use admission::{admit, Rejection};

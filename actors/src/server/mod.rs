@@ -4,6 +4,7 @@
 //! restarted by its supervisor, when an address is taken) and serves them as tasks that end
 //! with the actor. The authenticated port 10250 comes with the kubelet API.
 
+mod exposition;
 mod routes;
 
 use std::net::SocketAddr;

@@ -13,6 +13,7 @@ use sergeant_messages::supervision::{GetTree, TreeNode};
 use crate::pod_manager::ListPods;
 use tokio::task::JoinHandle;
 
+use super::exposition::families_with_prefix;
 use super::ServerDeps;
 
 /// PLEG is unhealthy when it has not completed a relist for this long (upstream's threshold).
@@ -42,6 +43,7 @@ pub(super) fn serve(
         Endpoints::ReadOnly => Router::new()
             .route("/healthz", get(healthz))
             .route("/metrics", get(metrics))
+            .route("/metrics/probes", get(probe_metrics))
             .route("/pods", get(pods))
             .route("/debug/supervision", get(supervision))
             .route("/debug/config", get(config))
@@ -111,12 +113,22 @@ async fn config(State(deps): State<ServerDeps>) -> Response {
 
 async fn metrics(State(deps): State<ServerDeps>) -> Response {
     deps.metrics.run_upkeep();
+    exposition(deps.metrics.render())
+}
+
+/// `/metrics/probes`: only the prober families, as upstream serves them apart.
+async fn probe_metrics(State(deps): State<ServerDeps>) -> Response {
+    deps.metrics.run_upkeep();
+    exposition(families_with_prefix(&deps.metrics.render(), "prober_"))
+}
+
+fn exposition(text: String) -> Response {
     (
         [(
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        deps.metrics.render(),
+        text,
     )
         .into_response()
 }

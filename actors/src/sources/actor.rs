@@ -7,15 +7,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use actix::{
-    Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, SpawnHandle, StreamHandler,
-    WrapFuture,
+    Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, SpawnHandle, WrapFuture,
 };
 use sergeant_config::NodeConfig;
 use sergeant_messages::pods::{PodSource, RejectedManifest, SourceSnapshot};
 use tokio::sync::watch;
 
 use super::file::{Scan, ScanError, Scanner};
-use crate::config_feed::ConfigState;
+use crate::config_feed::{self, ConfigState};
 use crate::failpoint;
 use crate::supervisor::ChildEnv;
 
@@ -295,22 +294,9 @@ impl Actor for StaticPodSource {
             METRIC,
             "Static pod manifests in staticPodPath, by state (accepted or rejected)."
         );
-        let changes = futures::stream::unfold(self.config.clone(), |mut config| async move {
-            config.changed().await.ok().map(|()| ((), config))
-        });
-        ctx.add_stream(changes);
+        config_feed::follow(ctx, self.config.clone(), Self::reconfigure);
         self.reconfigure(ctx);
     }
-}
-
-/// A change of the configuration feed.
-impl StreamHandler<()> for StaticPodSource {
-    fn handle(&mut self, (): (), ctx: &mut Context<Self>) {
-        self.reconfigure(ctx);
-    }
-
-    /// The feed is gone (sergeant is shutting down): keep the last view and stop following.
-    fn finished(&mut self, _: &mut Context<Self>) {}
 }
 
 #[cfg(test)]

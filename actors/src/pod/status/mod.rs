@@ -66,6 +66,10 @@ pub struct Knowledge {
     pub terminating: bool,
     /// The pod was refused (admission): `(reason, message)`; the pod's phase is then Failed.
     pub rejection: Option<(String, String)>,
+    /// The pod failed as a whole while on the node (its `activeDeadlineSeconds` passed):
+    /// `(reason, message)`. The phase is Failed, nothing restarts, and the container statuses
+    /// still show what the runtime has.
+    pub failure: Option<(String, String)>,
     /// The node's addresses, primary first: the pod's `hostIP`/`hostIPs`, and its pod IPs when
     /// it uses the host network.
     pub host_ips: Vec<String>,
@@ -140,7 +144,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .chain(&previous.container_statuses)
             .flatten()
             .collect(),
-        terminal: knowledge.terminating && !any_running,
+        terminal: (knowledge.terminating || knowledge.failure.is_some()) && !any_running,
     };
     let build = |c: &Container, kind: Kind, default_reason: &str| {
         builder.build(c, kind, attempts.get(c.name.as_str()), default_reason)
@@ -165,7 +169,11 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
         .map(|c| build(c, Kind::Regular, regular_default))
         .collect();
 
-    let phase = phase::of(spec, &init, &regular, builder.terminal);
+    let phase = if knowledge.failure.is_some() {
+        phase::FAILED
+    } else {
+        phase::of(spec, &init, &regular, builder.terminal)
+    };
     let (pod_ip, pod_ips) = network::pod_ips(
         spec,
         observed.sandbox.as_ref(),
@@ -194,6 +202,11 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
         init_container_statuses: (!init.is_empty())
             .then(|| init.into_iter().map(|(_, status)| status).collect()),
         container_statuses: Some(regular),
+        reason: knowledge.failure.as_ref().map(|(reason, _)| reason.clone()),
+        message: knowledge
+            .failure
+            .as_ref()
+            .map(|(_, message)| message.clone()),
         ..base
     }
 }

@@ -1,0 +1,15 @@
+//! Probes: liveness, readiness and startup checks of a container. [`ProbeSet`] is what the pod
+//! actor holds — one [`ProbeWorker`] actor per probe of each running container — and
+//! [`check`] runs one attempt of any handler (exec, httpGet, tcpSocket, grpc).
+
+mod check;
+mod grpc;
+mod metrics;
+mod set;
+mod settings;
+mod worker;
+
+pub use check::{check, Outcome, ProbeTarget};
+pub use set::{ProbeDeps, ProbeSet};
+pub use settings::{ProbeKind, ProbeSettings};
+pub use worker::{ProbeResult, ProbeWorker, ProbedContainer};
