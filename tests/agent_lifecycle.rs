@@ -53,7 +53,10 @@ fn the_standalone_example_starts_serves_its_endpoints_and_stops_cleanly_on_sigte
         ("root/pods/sources", "watching /etc/kubernetes/manifests"),
         ("root/pods/pod-manager", "0 pod actors"),
         ("root/node/gc", "collecting dead containers every 60s"),
-        ("root/node/container-log-manager", "checking container logs every 10s"),
+        (
+            "root/node/container-log-manager",
+            "checking container logs every 10s",
+        ),
     ] {
         wait_for(
             &format!("{path} to say {says:?}"),
