@@ -25,7 +25,6 @@ use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig, Endpoint};
 const NODE_LABEL: &str = "sergeant.dev/node";
 const CONTAINER_LABEL: &str = "io.kubernetes.container.name";
 /// Where the runtime writes container logs (upstream's layout).
-const POD_LOGS: &str = "/var/log/pods";
 /// The pass counter of the collector (the count of its duration histogram).
 const PASSES: &str = "sergeant_container_gc_duration_seconds_count";
 /// How long the runtime may hold more instances than the policy allows: the pod actor adds
@@ -217,7 +216,12 @@ fn a_completed_init_container_is_kept_and_not_run_again() {
 
 #[test]
 fn the_log_directory_of_a_deleted_pod_is_removed() {
-    let node = Node::start("gc-logs");
+    // Its own log root, so no other test's agent collects this pod's directory first.
+    let logs = tempfile::tempdir().expect("a log root");
+    let node = Node::start_with(
+        "gc-logs",
+        &format!("podLogsDir: {}\n", logs.path().display()),
+    );
     collect_with(&node, "period: 1s\n");
     node.write(
         "logs.yaml",
@@ -230,7 +234,7 @@ fn the_log_directory_of_a_deleted_pod_is_removed() {
     );
     let pod = node.wait_pod("logs", "Running", |p| phase(p) == "Running");
     let meta = &pod["metadata"];
-    let dir = std::path::Path::new(POD_LOGS).join(format!(
+    let dir = logs.path().join(format!(
         "{}_{}_{}",
         meta["namespace"].as_str().expect("a namespace"),
         meta["name"].as_str().expect("a name"),

@@ -19,8 +19,6 @@ use flate2::read::GzDecoder;
 
 const MAX_FILES: usize = 3;
 const ROTATION_DEADLINE: Duration = Duration::from_secs(60);
-/// Where the runtime writes container logs (upstream's layout).
-const POD_LOGS: &str = "/var/log/pods";
 
 /// The container's log directory as it is at one moment.
 struct Snapshot {
@@ -110,52 +108,38 @@ fn read_rotated(path: &Path) -> Option<String> {
     Some(text)
 }
 
-/// The directory the runtime writes the container `name` of `pod` to.
-fn log_dir(pod: &serde_json::Value, name: &str) -> PathBuf {
+/// The directory the runtime writes the container `name` of `pod` to, under `root`.
+fn log_dir(root: &Path, pod: &serde_json::Value, name: &str) -> PathBuf {
     let meta = &pod["metadata"];
     let field = |key: &str| meta[key].as_str().unwrap_or_default().to_owned();
-    Path::new(POD_LOGS)
-        .join(format!(
-            "{}_{}_{}",
-            field("namespace"),
-            field("name"),
-            field("uid")
-        ))
-        .join(name)
-}
-
-/// Removes the pod's log directory when dropped: sergeant does not remove pod log directories
-/// yet, and a leftover one would be appended to by the next run.
-#[derive(Default)]
-struct RemoveLogs(Option<PathBuf>);
-
-impl Drop for RemoveLogs {
-    fn drop(&mut self) {
-        if let Some(dir) = self.0.as_ref().and_then(|d| d.parent()) {
-            let _ = fs::remove_dir_all(dir);
-        }
-    }
+    root.join(format!(
+        "{}_{}_{}",
+        field("namespace"),
+        field("name"),
+        field("uid")
+    ))
+    .join(name)
 }
 
 #[test]
 fn a_chatty_container_has_its_log_rotated_compressed_and_reopened() {
-    // Declared before the node, so dropped after it has stopped the pod.
-    let mut remove_logs = RemoveLogs::default();
+    // The test's own log root, declared before the node so it outlives the pod.
+    let logs = tempfile::tempdir().expect("a log root");
     let node = Node::start_with(
         "logs",
-        &format!("containerLogMaxFiles: {MAX_FILES}\ncontainerLogMonitorInterval: 3s\n"),
+        &format!(
+            "containerLogMaxFiles: {MAX_FILES}\ncontainerLogMonitorInterval: 3s\npodLogsDir: {}\n",
+            logs.path().display()
+        ),
     );
     // About 2 KiB a second with the runtime's line prefix: a 4 KiB log fills in a few seconds.
     let padding = "x".repeat(60);
     let spec = format!(
         "  containers:\n  - name: talker\n    image: {SHELL}\n    command: [sh, -c, 'i=0; while true; do echo \"line $i {padding}\"; i=$((i+1)); sleep 0.05; done']\n"
     );
-    // A name of its own per run: a static pod's UID, and so its log directory, follow its name.
-    let name = format!("talker-{}", std::process::id());
-    node.write("talker.yaml", &manifest(&name, &spec));
-    let pod = node.wait_pod(&name, "Running", |p| phase(p) == "Running");
-    let dir = log_dir(&pod, "talker");
-    remove_logs.0 = Some(dir.clone());
+    node.write("talker.yaml", &manifest("talker", &spec));
+    let pod = node.wait_pod("talker", "Running", |p| phase(p) == "Running");
+    let dir = log_dir(logs.path(), &pod, "talker");
     let current = dir.join("0.log");
     wait_for("the log to pass 4 KiB", ROTATION_DEADLINE, || {
         let size = fs::metadata(&current).map_or(0, |m| m.len());

@@ -73,6 +73,8 @@ pub struct KubeletConfiguration {
     pub pod_cidr: Option<String>,
     /// Resolver configuration handed to pods with `dnsPolicy: Default` (/etc/resolv.conf).
     pub resolv_conf: PathBuf,
+    /// Where pod log directories go (/var/log/pods); an absolute path.
+    pub pod_logs_dir: PathBuf,
     /// Cluster DNS server addresses written into pods' resolv.conf.
     #[serde(rename = "clusterDNS")]
     pub cluster_dns: Vec<IpAddr>,
@@ -192,6 +194,7 @@ impl Default for KubeletConfiguration {
             pod_pids_limit: -1,
             pod_cidr: None,
             resolv_conf: PathBuf::from("/etc/resolv.conf"),
+            pod_logs_dir: PathBuf::from("/var/log/pods"),
             cluster_dns: Vec::new(),
             cluster_domain: None,
             eviction_hard: default_eviction_hard(),

@@ -71,6 +71,12 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Check {
     require(config.port != 0, "port", || {
         "0 is out of range: must be from 1 to 65535".to_string()
     })?;
+    require(config.pod_logs_dir.is_absolute(), "podLogsDir", || {
+        format!(
+            "{:?} is not an absolute path",
+            config.pod_logs_dir.display().to_string()
+        )
+    })?;
     for (value, path) in [
         (config.sync_frequency, "syncFrequency"),
         (config.file_check_frequency, "fileCheckFrequency"),

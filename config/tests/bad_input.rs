@@ -198,6 +198,12 @@ fn out_of_range_values_point_at_their_key() {
         "deploy/x.yaml:3:1: containerLogMonitorInterval: 2s is out of range: must be 3s or more",
     );
     check(
+        &format!("{HEAD}podLogsDir: var/log/pods\n"),
+        3,
+        Some("podLogsDir"),
+        "deploy/x.yaml:3:1: podLogsDir: \"var/log/pods\" is not an absolute path",
+    );
+    check(
         &format!("{HEAD}imageGCHighThresholdPercent: 101\n"),
         3,
         Some("imageGCHighThresholdPercent"),

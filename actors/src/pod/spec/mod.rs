@@ -34,7 +34,7 @@ pub use error::SpecError;
 pub use hash::container_hash;
 pub use logs::prepare_container_log_dir;
 pub use mounts::prepare_termination_log;
-pub use node::{NodeContext, POD_LOG_ROOT};
+pub use node::NodeContext;
 pub use qos::{qos_class, QosClass};
 pub use sandbox::sandbox_config;
 

@@ -9,9 +9,6 @@ use sergeant_config::NodeConfig;
 
 use super::error::{io_reason, SpecError};
 
-/// Where the runtime writes container logs, as the upstream kubelet lays them out.
-pub const POD_LOG_ROOT: &str = "/var/log/pods";
-
 const MEMINFO: &str = "/proc/meminfo";
 
 /// The node-wide settings every pod translation needs (paths, DNS, cgroups, memory size).
@@ -62,7 +59,7 @@ impl NodeContext {
             node_name: config.node_name().map_err(|e| node(e.to_string()))?,
             node_ip: config.command_line.node_ip,
             root_dir: config.command_line.root_dir.clone(),
-            pod_log_root: PathBuf::from(POD_LOG_ROOT),
+            pod_log_root: kubelet.pod_logs_dir.clone(),
             cluster_dns: kubelet.cluster_dns.clone(),
             cluster_domain: kubelet.cluster_domain.clone(),
             resolv_conf: kubelet.resolv_conf.clone(),
