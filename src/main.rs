@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser;
+use sergeant_actors::api::client_from_kubeconfig;
 use sergeant_actors::supervisor::{metrics, start_root, RestartPolicy, RootExit};
 use sergeant_actors::{config_feed, tree};
 use sergeant_config::NodeConfig;
@@ -54,20 +55,27 @@ fn run(
     let node_name = config.node_name().context("determining the node name")?;
     let policy = RestartPolicy::from_config(&config.sergeant.supervision);
     let shutdown_bound = policy.shutdown_timeout * 8;
+    let kubeconfig = config.command_line.kubeconfig.clone();
     let feed = config_feed::feed(cli.config.display().to_string(), config);
-    let spec = tree::build(tree::TreeDeps {
-        policy,
-        config_path: cli.config.clone(),
-        flags,
-        config: feed,
-        verbosity,
-        metrics: prometheus,
-        adapter_factory: adapters::factory(),
-        node_name,
-    });
 
     let system = actix_rt::System::new();
     let exit = system.block_on(async move {
+        // The client spawns its connection workers, so it is built inside the runtime.
+        let api = match kubeconfig {
+            Some(path) => Some(client_from_kubeconfig(&path).await?),
+            None => None,
+        };
+        let spec = tree::build(tree::TreeDeps {
+            policy,
+            config_path: cli.config.clone(),
+            flags,
+            config: feed,
+            verbosity,
+            metrics: prometheus,
+            adapter_factory: adapters::factory(),
+            node_name,
+            api,
+        });
         let root = start_root(&spec);
         let mut terminate = signal(SignalKind::terminate())?;
         let mut interrupt = signal(SignalKind::interrupt())?;

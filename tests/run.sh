@@ -38,6 +38,26 @@ node_down() {
     bash "$repo/deploy/node-env/node-env.sh" down --all || true
 }
 
+# Builds the pinned control plane (cached by version under ~/.cache/sergeant/control-plane) and
+# starts it on loopback; the managed-mode tests read its run dir's env file.
+control_plane_up() {
+    local cp="$repo/tests/control-plane"
+    bash "$cp/build.sh" >/dev/null
+    SERGEANT_CONTROL_PLANE_DIR=${SERGEANT_CONTROL_PLANE_DIR:-/tmp/sergeant-control-plane}
+    export SERGEANT_CONTROL_PLANE_DIR
+    bash "$cp/up.sh" --run-dir "$SERGEANT_CONTROL_PLANE_DIR" >/dev/null
+    echo "control plane: $(sed -n 's/^APISERVER=//p' "$SERGEANT_CONTROL_PLANE_DIR/env") ($(sed -n 's/^KUBERNETES_VERSION=//p' "$SERGEANT_CONTROL_PLANE_DIR/env"))"
+}
+
+control_plane_down() {
+    bash "$repo/tests/control-plane/down.sh" --run-dir "$SERGEANT_CONTROL_PLANE_DIR" --purge || true
+}
+
+cleanup() {
+    control_plane_down
+    node_down
+}
+
 main() {
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sergeant/target}"
     export CARGO_TERM_COLOR=never
@@ -45,7 +65,10 @@ main() {
 
     log "node environment (containerd, registry, images)"
     node_up
-    trap node_down EXIT
+    trap cleanup EXIT
+
+    log "control plane (etcd, kube-apiserver, controller-manager, scheduler)"
+    control_plane_up
 
     log "formatting and lints"
     cargo fmt --all -- --check

@@ -5,6 +5,7 @@
 //! [`supervisor::Supervisor`].
 
 pub mod allocatable;
+pub mod api;
 pub mod config_feed;
 pub mod config_watcher;
 pub mod failpoint;

@@ -47,6 +47,8 @@ pub struct TreeDeps {
     pub adapter_factory: AdapterFactory,
     /// This node's name (`--hostname-override` or the hostname).
     pub node_name: String,
+    /// The API server client in managed mode (`--kubeconfig`); `None` when standalone.
+    pub api: Option<kube::Client>,
 }
 
 /// A role of the tree whose job is not built yet.

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+pub mod cluster;
 pub mod node;
 
 /// A port nobody listens on right now.

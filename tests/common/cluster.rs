@@ -1,0 +1,128 @@
+//! The real control plane `tests/run.sh` starts (`tests/control-plane/up.sh`), for the tests of
+//! managed mode: its admin credentials, kubectl, and node credentials minted per test node.
+//!
+//! `tests/run.sh` exports `SERGEANT_CONTROL_PLANE_DIR`, the run dir whose `env` file `up.sh`
+//! wrote.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// A running control plane.
+pub struct Cluster {
+    env: BTreeMap<String, String>,
+    dir: PathBuf,
+}
+
+impl Cluster {
+    /// The control plane of this test run.
+    ///
+    /// # Panics
+    /// When `SERGEANT_CONTROL_PLANE_DIR` is unset or its `env` file is missing: the tests run
+    /// through `tests/run.sh`, which starts the control plane.
+    pub fn from_env() -> Self {
+        let dir = PathBuf::from(std::env::var("SERGEANT_CONTROL_PLANE_DIR").expect(
+            "SERGEANT_CONTROL_PLANE_DIR is not set: run the tests through tests/run.sh, which starts the control plane",
+        ));
+        let text = fs::read_to_string(dir.join("env"))
+            .unwrap_or_else(|e| panic!("{}/env: {e}", dir.display()));
+        let env = text
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        Self { env, dir }
+    }
+
+    fn var(&self, key: &str) -> &str {
+        self.env
+            .get(key)
+            .unwrap_or_else(|| panic!("{key} missing from {}/env", self.dir.display()))
+    }
+
+    /// The admin kubeconfig (`system:masters`).
+    pub fn admin_kubeconfig(&self) -> PathBuf {
+        PathBuf::from(self.var("KUBECONFIG_ADMIN"))
+    }
+
+    /// A kubeconfig for node `node` (`system:node:<node>` in `system:nodes`), made on first
+    /// use.
+    pub fn node_kubeconfig(&self, node: &str) -> PathBuf {
+        let pki = self.admin_kubeconfig();
+        let pki = pki.parent().expect("the pki dir");
+        let file = pki.join(format!("node-{node}.kubeconfig"));
+        if !file.exists() {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/control-plane/pki.sh");
+            let port = self
+                .var("APISERVER")
+                .rsplit(':')
+                .next()
+                .unwrap_or("6443")
+                .to_owned();
+            let out = Command::new("flock")
+                .arg(pki.join(".pki.lock"))
+                .arg("bash")
+                .arg(&script)
+                .arg(pki)
+                .arg(node)
+                .arg(&port)
+                .output()
+                .expect("pki.sh runs");
+            assert!(
+                out.status.success(),
+                "pki.sh for {node}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        file
+    }
+
+    /// Runs kubectl as the admin; returns whether it succeeded, and its stdout (or stderr).
+    pub fn kubectl(&self, args: &[&str]) -> (bool, String) {
+        self.kubectl_as(&self.admin_kubeconfig(), args)
+    }
+
+    /// Runs kubectl with `kubeconfig`; returns whether it succeeded, and its stdout (or
+    /// stderr when it failed).
+    pub fn kubectl_as(&self, kubeconfig: &Path, args: &[&str]) -> (bool, String) {
+        let out = Command::new(self.var("KUBECTL"))
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(args)
+            .output()
+            .expect("kubectl runs");
+        let text = if out.status.success() {
+            out.stdout
+        } else {
+            out.stderr
+        };
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&text).into_owned(),
+        )
+    }
+
+    /// `kubectl get ... -o json` as the admin, parsed; `None` when it failed (not found).
+    pub fn get_json(&self, args: &[&str]) -> Option<Value> {
+        let mut all = vec!["get"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", "json"]);
+        let (ok, out) = self.kubectl(&all);
+        ok.then(|| serde_json::from_str(&out).expect("kubectl printed JSON"))
+    }
+
+    /// Applies `manifest` (YAML) as the admin.
+    ///
+    /// # Panics
+    /// When kubectl refuses it.
+    pub fn apply(&self, manifest: &str) {
+        let file = tempfile::NamedTempFile::new().expect("a temp file");
+        fs::write(file.path(), manifest).expect("manifest written");
+        let path = file.path().to_string_lossy().into_owned();
+        let (ok, out) = self.kubectl(&["apply", "-f", &path]);
+        assert!(ok, "kubectl apply: {out}");
+    }
+}
