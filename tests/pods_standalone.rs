@@ -255,9 +255,15 @@ fn termination_messages_come_from_the_file_or_the_log_on_error() {
 fn an_http_get_pre_stop_hook_reaches_the_container_by_named_port() {
     let node = Node::start("httpget");
     let host = tempfile::tempdir().expect("a host dir");
-    // The container answers one HTTP request on its port `hook` and records it; it tells the
-    // test when it listens.
-    let serve = "printf 'HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\n\\r\\n' | nc -l -p 8080 > /host/request & \
+    // The container answers one HTTP request on its port `hook` after reading it (so the
+    // answer never comes before the request), records it, and tells the test when it listens.
+    fs::write(
+        host.path().join("answer.sh"),
+        "while read -r line; do echo \"$line\" >> /host/request; [ \"${#line}\" -le 1 ] && break; done\n\
+         printf 'HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\nConnection: close\\r\\n\\r\\n'\n",
+    )
+    .expect("the answering script written");
+    let serve = "nc -l -p 8080 -e sh /host/answer.sh & \
                  until netstat -ltn | grep -q ':8080 '; do sleep 0.1; done; touch /host/listening; wait; sleep 3600";
     let spec = format!(
         "  terminationGracePeriodSeconds: 5\n  containers:\n  - name: main\n    image: {SHELL}\n    command: [sh, -c, \"{serve}\"]\n\
@@ -278,7 +284,8 @@ fn an_http_get_pre_stop_hook_reaches_the_container_by_named_port() {
     let request = fs::read_to_string(host.path().join("request")).expect("the request recorded");
     assert!(
         request.starts_with("GET /pre-stop-ran HTTP/1.1\r\n"),
-        "{request:?}"
+        "{request:?} DEBUGLOG {}",
+        node.agent.log()
     );
     assert!(
         request.contains("kube-lifecycle/1.37"),
