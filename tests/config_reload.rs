@@ -60,8 +60,10 @@ fn a_restart_only_field_is_reported_and_not_applied() {
     let config = TestConfig::new();
     let agent = Agent::start(&config, &[]);
     let new_port = common::free_port();
+    let old_port = config.port;
     let edited = TestConfig {
-        kubelet_extra: format!("port: {new_port}\nmaxPods: 7\n"),
+        port: new_port,
+        kubelet_extra: "maxPods: 7\n".to_owned(),
         ..config
     };
     fs::write(&agent.config_path, edited.render()).expect("config edited");
@@ -72,7 +74,7 @@ fn a_restart_only_field_is_reported_and_not_applied() {
     });
     assert_eq!(state["restartRequired"], serde_json::json!(["port"]));
     assert_eq!(
-        state["active"]["kubelet"]["port"], 10250,
+        state["active"]["kubelet"]["port"], old_port,
         "the running port is kept"
     );
 }
@@ -93,7 +95,7 @@ fn an_invalid_edit_keeps_the_running_config_and_reports_the_error() {
     });
     let message = state["lastError"]["message"].as_str().unwrap();
     let file = agent.config_path.display().to_string();
-    assert!(message.starts_with(&format!("{file}:9:")), "{message}");
+    assert!(message.starts_with(&format!("{file}:10:")), "{message}");
     assert!(
         message.contains("evictionHard.memory.available"),
         "{message}"

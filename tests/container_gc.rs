@@ -17,57 +17,22 @@ use std::fs;
 use std::time::{Duration, Instant};
 
 use common::node::{container, manifest, phase, Node, POD_DEADLINE, SHELL};
+use common::runtime::Runtime;
 use common::{tree_node, wait_for};
-use sergeant_runtime_adapters::cri::api::{Container, ContainerFilter, ContainerState};
-use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig, Endpoint};
+use sergeant_runtime_adapters::cri::api::{Container, ContainerState};
 
 /// The labels sergeant puts on what it creates (`actors/src/pod/labels.rs`).
 const NODE_LABEL: &str = "sergeant.dev/node";
 const CONTAINER_LABEL: &str = "io.kubernetes.container.name";
-/// Where the runtime writes container logs (upstream's layout).
 /// The pass counter of the collector (the count of its duration histogram).
 const PASSES: &str = "sergeant_container_gc_duration_seconds_count";
 /// How long the runtime may hold more instances than the policy allows: the pod actor adds
 /// one between two passes, and the next pass (one second later) trims it.
 const TRIM_DEADLINE: Duration = Duration::from_secs(5);
 
-/// A CRI client of the containerd under test, to see what the runtime really holds.
-struct Runtime {
-    tokio: tokio::runtime::Runtime,
-    client: CriClient,
-}
-
-impl Runtime {
-    fn connect() -> Self {
-        let raw = std::env::var("SERGEANT_CRI_ENDPOINT").expect("SERGEANT_CRI_ENDPOINT is set");
-        let endpoint = Endpoint::parse(&raw).expect("a valid CRI endpoint");
-        let tokio = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a tokio runtime");
-        let client = tokio
-            .block_on(async { CriClient::new(&CriClientConfig::new(endpoint)) })
-            .expect("a CRI client");
-        Self { tokio, client }
-    }
-
-    /// Every instance of container `name` the agent of `node` created, newest first.
-    fn instances(&self, node: &str, name: &str) -> Vec<Container> {
-        let filter = ContainerFilter {
-            label_selector: [
-                (NODE_LABEL.to_owned(), node.to_owned()),
-                (CONTAINER_LABEL.to_owned(), name.to_owned()),
-            ]
-            .into(),
-            ..ContainerFilter::default()
-        };
-        let mut found = self
-            .tokio
-            .block_on(self.client.list_containers(Some(filter)))
-            .expect("containers listed");
-        found.sort_by_key(|c| std::cmp::Reverse(c.created_at));
-        found
-    }
+/// Every instance of container `name` the agent of `node` created, newest first.
+fn instances(runtime: &Runtime, node: &str, name: &str) -> Vec<Container> {
+    runtime.containers(&[(NODE_LABEL, node), (CONTAINER_LABEL, name)])
 }
 
 /// Turns the collector of a running `node` to `settings` (lines under `garbageCollection:`)
@@ -134,7 +99,7 @@ fn a_crash_loop_keeps_its_newest_instance_and_one_dead_one() {
         "restarts past 3 with the runtime trimmed to the newest and one dead instance",
         Duration::from_secs(90),
         || {
-            let instances = runtime.instances("node-gc-crash", "fails");
+            let instances = instances(&runtime, "node-gc-crash", "fails");
             seen.extend(instances.iter().map(id_of));
             // The newest, one dead one, and at most one the pod actor made since the last pass.
             assert!(instances.len() <= 3, "too many instances: {instances:#?}");
@@ -190,14 +155,14 @@ fn a_completed_init_container_is_kept_and_not_run_again() {
     wait_for("three more collection passes", POD_DEADLINE, || {
         (metric(&node, PASSES) >= before + 3).then_some(())
     });
-    let prepare = runtime.instances("node-gc-init", "prepare");
+    let prepare = instances(&runtime, "node-gc-init", "prepare");
     assert_eq!(
         prepare.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
         [init_id.as_str()],
         "one init instance, the original: {prepare:#?}"
     );
     assert_eq!(prepare[0].state, ContainerState::ContainerExited as i32);
-    assert_eq!(runtime.instances("node-gc-init", "app").len(), 1);
+    assert_eq!(instances(&runtime, "node-gc-init", "app").len(), 1);
     let pod = node.pod("init").expect("the pod is listed");
     assert_eq!(phase(&pod), "Running", "{pod}");
     let init = container(&pod, "initContainerStatuses", "prepare");

@@ -165,17 +165,15 @@ fn on_containerd_1_6_pleg_relists_every_second_quietly_and_sees_a_death_at_once(
 }
 
 fn fake_config(base: &TestConfig, manifests: &Path, adapter: &str) -> String {
-    let config = TestConfig {
-        healthz_port: base.healthz_port,
-        read_only_port: base.read_only_port,
-        kubelet_extra: format!(
+    base.reconfigured(
+        format!(
             "staticPodPath: {}\ncontainerRuntimeEndpoint: {}\n",
             manifests.display(),
             cri_endpoint()
         ),
-        sergeant: Some(format!("runtimeAdapter: {adapter}\n")),
-    };
-    config.render()
+        adapter,
+    )
+    .render()
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod common;
 use std::fs;
 use std::time::Duration;
 
+use common::runtime::Runtime;
 use common::{tree_node, wait_for, Agent, TestConfig};
 
 const SWAP_DEADLINE: Duration = Duration::from_secs(20);
@@ -21,39 +22,22 @@ fn endpoint(var: &str) -> String {
 }
 
 fn config_for(base: &TestConfig, endpoint: &str, adapter: &str) -> TestConfig {
-    TestConfig {
-        healthz_port: base.healthz_port,
-        read_only_port: base.read_only_port,
-        kubelet_extra: format!(
+    base.reconfigured(
+        format!(
             "containerRuntimeEndpoint: {endpoint}\n{}",
             base.kubelet_extra
         ),
-        sergeant: Some(format!("runtimeAdapter: {adapter}\n")),
-    }
+        adapter,
+    )
 }
 
 /// The ids of the containers of pods named `pod` in the runtime at `endpoint`.
 fn containers_of(endpoint: &str, pod: &str) -> Vec<String> {
-    use sergeant_runtime_adapters::cri::{api, CriClient, Endpoint};
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
-        let client = CriClient::for_endpoint(Endpoint::parse(endpoint).expect("endpoint"))
-            .expect("a CRI client");
-        let filter = api::ContainerFilter {
-            label_selector: [("io.kubernetes.pod.name".to_owned(), pod.to_owned())].into(),
-            ..Default::default()
-        };
-        client
-            .list_containers(Some(filter))
-            .await
-            .expect("containers listed")
-            .into_iter()
-            .map(|c| c.id)
-            .collect()
-    })
+    Runtime::connect_to(endpoint)
+        .containers(&[("io.kubernetes.pod.name", pod)])
+        .into_iter()
+        .map(|c| c.id)
+        .collect()
 }
 
 fn adapter_status(agent: &Agent) -> String {

@@ -1,31 +1,58 @@
 //! What the node can give pods: its capacity minus `kubeReserved`, `systemReserved` and the
-//! hard eviction threshold, as upstream computes `status.allocatable`. Admission checks pod
+//! hard eviction thresholds, as upstream computes `status.allocatable`. Admission checks pod
 //! requests against it; node status (managed mode) reports it.
 
 use sergeant_config::kubelet::ReservedResource;
 use sergeant_config::{KubeletConfiguration, Signal, Threshold};
 
-/// CPU and memory of the node, measured or left for pods.
+/// The node's resources, measured (capacity) or left for pods (allocatable).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeResources {
     /// CPU in millicores.
     pub cpu_millis: i64,
     /// Memory in bytes.
     pub memory_bytes: i64,
+    /// Local ephemeral storage (the root dir's filesystem) in bytes; zero when not measured.
+    pub ephemeral_storage_bytes: i64,
+    /// How many pods the node runs (`maxPods`); zero when not set.
+    pub pods: i64,
 }
 
 impl NodeResources {
-    /// This machine's capacity: its CPUs and `memory_bytes` of memory.
+    /// This machine's CPUs and `memory_bytes` of memory; storage and pods are not measured
+    /// (zero) until [`NodeResources::with_ephemeral_storage`] and [`NodeResources::with_pods`].
     #[must_use]
     pub fn of_machine(memory_bytes: u64) -> Self {
         let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         Self {
             cpu_millis: i64::try_from(cpus).unwrap_or(1).saturating_mul(1000),
-            memory_bytes: i64::try_from(memory_bytes).unwrap_or(i64::MAX),
+            memory_bytes: saturating_i64(memory_bytes),
+            ephemeral_storage_bytes: 0,
+            pods: 0,
         }
     }
 
-    /// What is left of `self` (the capacity) for pods under `config`; never negative.
+    /// The same resources with `bytes` of local ephemeral storage.
+    #[must_use]
+    pub fn with_ephemeral_storage(self, bytes: u64) -> Self {
+        Self {
+            ephemeral_storage_bytes: saturating_i64(bytes),
+            ..self
+        }
+    }
+
+    /// The same resources with room for `max_pods` pods.
+    #[must_use]
+    pub fn with_pods(self, max_pods: i32) -> Self {
+        Self {
+            pods: i64::from(max_pods.max(0)),
+            ..self
+        }
+    }
+
+    /// What is left of `self` (the capacity) for pods under `config`; never negative. Memory
+    /// also holds back `memory.available` and ephemeral storage `nodefs.available`; pods are
+    /// not reserved.
     #[must_use]
     pub fn allocatable(self, config: &KubeletConfiguration) -> Self {
         let reserved = |resource: ReservedResource, milli: bool| -> i64 {
@@ -35,24 +62,40 @@ impl NodeResources {
                 .map(|q| if milli { q.milli_value() } else { q.value() })
                 .sum()
         };
-        let eviction = match config.eviction_hard.get(&Signal::MemoryAvailable) {
-            Some(Threshold::Quantity(q)) => q.value(),
-            Some(Threshold::Percentage(percent)) => {
-                // Truncation is intended: upstream rounds the threshold down to whole bytes.
-                #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-                let bytes = (self.memory_bytes as f64 * percent / 100.0) as i64;
-                bytes
+        let eviction = |signal: Signal, capacity: i64| -> i64 {
+            match config.eviction_hard.get(&signal) {
+                Some(Threshold::Quantity(q)) => q.value(),
+                Some(Threshold::Percentage(percent)) => {
+                    // Truncation is intended: upstream rounds the threshold down to whole bytes.
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+                    let bytes = (capacity as f64 * percent / 100.0) as i64;
+                    bytes
+                }
+                None => 0,
             }
-            None => 0,
+        };
+        let left = |capacity: i64, resource: ReservedResource, signal: Signal| -> i64 {
+            (capacity - reserved(resource, false) - eviction(signal, capacity)).max(0)
         };
         Self {
             cpu_millis: (self.cpu_millis - reserved(ReservedResource::Cpu, true)).max(0),
-            memory_bytes: (self.memory_bytes
-                - reserved(ReservedResource::Memory, false)
-                - eviction)
-                .max(0),
+            memory_bytes: left(
+                self.memory_bytes,
+                ReservedResource::Memory,
+                Signal::MemoryAvailable,
+            ),
+            ephemeral_storage_bytes: left(
+                self.ephemeral_storage_bytes,
+                ReservedResource::EphemeralStorage,
+                Signal::NodeFsAvailable,
+            ),
+            pods: self.pods,
         }
     }
+}
+
+fn saturating_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
@@ -66,6 +109,8 @@ mod tests {
         NodeResources {
             cpu_millis: 4000,
             memory_bytes: 8 * GIB,
+            ephemeral_storage_bytes: 100 * GIB,
+            pods: 110,
         }
     }
 
@@ -104,5 +149,38 @@ mod tests {
             .system_reserved
             .insert(ReservedResource::Cpu, "8".parse::<Quantity>().unwrap());
         assert_eq!(capacity().allocatable(&config).cpu_millis, 0);
+    }
+
+    #[test]
+    fn ephemeral_storage_holds_back_its_reservations_and_nodefs_available() {
+        let default = capacity().allocatable(&KubeletConfiguration::default());
+        assert_eq!(
+            default.ephemeral_storage_bytes,
+            90 * GIB,
+            "nodefs.available<10%"
+        );
+        assert_eq!(default.pods, 110, "pods are not reserved");
+        let mut config = KubeletConfiguration::default();
+        config.kube_reserved.insert(
+            ReservedResource::EphemeralStorage,
+            "1Gi".parse::<Quantity>().unwrap(),
+        );
+        config.eviction_hard.insert(
+            Signal::NodeFsAvailable,
+            Threshold::Quantity("2Gi".parse::<Quantity>().unwrap()),
+        );
+        let left = capacity().allocatable(&config);
+        assert_eq!(left.ephemeral_storage_bytes, 97 * GIB);
+    }
+
+    #[test]
+    fn the_builders_fill_in_storage_and_pods() {
+        let machine = NodeResources::of_machine(GIB as u64)
+            .with_ephemeral_storage(5 * GIB as u64)
+            .with_pods(20);
+        assert_eq!(machine.memory_bytes, GIB);
+        assert_eq!(machine.ephemeral_storage_bytes, 5 * GIB);
+        assert_eq!(machine.pods, 20);
+        assert!(machine.cpu_millis >= 1000);
     }
 }

@@ -1,7 +1,8 @@
 //! The stand-in for a role of the tree whose job is not built yet.
 //!
 //! It holds the role's place under the right supervisor, says plainly on
-//! `/debug/supervision` that the job is not built, and carries the role's failpoint
+//! `/debug/supervision` that the job is not built (or, for a managed-mode role in standalone
+//! mode, that it has nothing to do), and carries the role's failpoint
 //! (`<role>::heartbeat`) so supervision can be exercised at every position of the tree. It
 //! does no kubelet work and claims none.
 
@@ -19,17 +20,27 @@ const HEARTBEAT: Duration = Duration::from_millis(250);
 pub struct Pending {
     env: ChildEnv,
     failpoint: String,
-    missing: &'static str,
+    status: String,
 }
 
 impl Pending {
     /// A stand-in for `role`; `missing` says what the role will do once built.
     #[must_use]
     pub fn new(env: &ChildEnv, role: &str, missing: &'static str) -> Self {
+        Self::saying(env, role, format!("not built yet: {missing}"))
+    }
+
+    /// A stand-in for a managed-mode `role` in standalone mode, which has no API server.
+    #[must_use]
+    pub fn standalone(env: &ChildEnv, role: &str) -> Self {
+        Self::saying(env, role, "standalone: no API server".to_owned())
+    }
+
+    fn saying(env: &ChildEnv, role: &str, status: String) -> Self {
         Self {
             env: env.clone(),
             failpoint: format!("{role}::heartbeat"),
-            missing,
+            status,
         }
     }
 }
@@ -38,8 +49,7 @@ impl Actor for Pending {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        self.env
-            .set_status(format!("not built yet: {}", self.missing));
+        self.env.set_status(self.status.clone());
         ctx.run_interval(HEARTBEAT, |act, ctx| {
             if let Err(fault) = failpoint::check(&act.failpoint) {
                 act.env.fail(ctx, fault);

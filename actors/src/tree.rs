@@ -5,7 +5,7 @@
 //! ├─ config-watcher
 //! ├─ runtime (rest_for_one): runtime-adapter, cni-adapter, pleg
 //! ├─ node (one_for_one): node-status, eviction-manager, gc, container-log-manager
-//! ├─ pods (one_for_one): sources, pod-manager, status-manager
+//! ├─ pods (one_for_one): sources, api-source (managed), pod-manager, status-manager
 //! └─ server
 //! ```
 
@@ -26,7 +26,8 @@ use crate::pleg::Pleg;
 use crate::pod_manager::{PodManager, PodManagerDeps};
 use crate::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort};
 use crate::server::{Server, ServerDeps};
-use crate::sources::StaticPodSource;
+use crate::sources::{api_child_spec, StaticPodSource};
+use crate::status_manager::{self, StatusManager};
 use crate::supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor};
 
 /// Everything the tree is built from; `main` assembles it.
@@ -77,6 +78,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         });
 
     let runtime_health = watch::Sender::new(RuntimeHealth::default());
+    let node_health = runtime_health.subscribe();
     let adapter_config = deps.config.subscribe();
     let factory = deps.adapter_factory;
     let adapter_slot = Slot::new("runtime-adapter");
@@ -92,6 +94,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     let manager_slot: Slot<PodManager> = Slot::new("pod-manager");
     let node_name = deps.node_name;
     let log_node = node_name.clone();
+    let source_node = node_name.clone();
     let pleg_health = watch::Sender::new(None);
     let (pleg_port, pleg_pods, pleg_publish) = (
         port.clone(),
@@ -135,7 +138,16 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         &policy,
         &Slot::new("node"),
         vec![
-            pending("node-status", "node registration, status and lease"),
+            crate::node_status::child_spec(
+                deps.config.subscribe(),
+                deps.api
+                    .clone()
+                    .map(|client| crate::node_status::ManagedDeps {
+                        client,
+                        port: port.clone(),
+                        health: node_health,
+                    }),
+            ),
             pending(
                 "eviction-manager",
                 "eviction signals, thresholds and evictions",
@@ -153,27 +165,38 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     let sources = ChildSpec::worker("sources", &Slot::new("sources"), move |env| {
         StaticPodSource::new(env, source_config.clone(), source_out.clone())
     });
+    let api_source = watch::Sender::new(SourceSnapshot::unsynced(PodSource::Api));
+    let status_slot: Slot<StatusManager> = Slot::new("status-manager");
+    let mut pod_sources = vec![file_source.subscribe()];
+    let mut pods_children = vec![sources];
+    if let Some(client) = deps.api.clone() {
+        pod_sources.push(api_source.subscribe());
+        pods_children.push(api_child_spec(client, source_node, api_source.clone()));
+    }
+    let server_port = port.clone();
     let manager_deps = PodManagerDeps {
         port,
         config: deps.config.subscribe(),
-        sources: vec![file_source.subscribe()],
+        sources: pod_sources,
+        status: deps
+            .api
+            .as_ref()
+            .map(|_| status_slot.reference(policy.delivery_timeout)),
     };
     let pod_manager = ChildSpec::worker("pod-manager", &manager_slot, move |env| {
         PodManager::new(env, manager_deps.clone())
     });
+    let managed = deps.api.clone().map(|c| (c, api_source.subscribe()));
+    pods_children.extend([
+        pod_manager,
+        status_manager::child_spec(&status_slot, managed),
+    ]);
     let pods = ChildSpec::supervisor(
         "pods",
         Strategy::OneForOne,
         &policy,
         &Slot::new("pods"),
-        vec![
-            sources,
-            pod_manager,
-            pending(
-                "status-manager",
-                "pod status reporting to the API server (standalone mode has none)",
-            ),
-        ],
+        pods_children,
     );
 
     let server_deps = ServerDeps {
@@ -183,6 +206,9 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         pods: manager_slot.reference(policy.delivery_timeout),
         pleg: pleg_health.subscribe(),
         file_source: file_source.subscribe(),
+        api_source: api_source.subscribe(),
+        api: deps.api.clone(),
+        port: server_port,
     };
     let server = ChildSpec::worker("server", &Slot::new("server"), move |env| {
         Server::new(env, server_deps.clone())

@@ -123,6 +123,11 @@ runtime_operations! {
     ListImages: ListImagesRequest => ListImagesResponse, "list_images";
     RemoveImage: RemoveImageRequest => RemoveImageResponse, "remove_image";
     ReopenContainerLog: ReopenContainerLogRequest => ReopenContainerLogResponse, "reopen_container_log";
+    Exec: ExecRequest => ExecResponse, "exec";
+    Attach: AttachRequest => AttachResponse, "attach";
+    PortForward: PortForwardRequest => PortForwardResponse, "port_forward";
+    ListContainerStats: ListContainerStatsRequest => ListContainerStatsResponse, "list_container_stats";
+    ImageFsInfo: ImageFsInfoRequest => ImageFsInfoResponse, "image_fs_info";
 }
 
 /// What the rest of the agent needs to know about the runtime behind the port: which adapter

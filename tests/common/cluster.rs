@@ -126,3 +126,58 @@ impl Cluster {
         assert!(ok, "kubectl apply: {out}");
     }
 }
+
+impl Cluster {
+    /// The cluster CA certificate (PEM file), which signs every client certificate the
+    /// control plane issues.
+    pub fn ca_cert(&self) -> PathBuf {
+        PathBuf::from(self.var("CA_CERT"))
+    }
+
+    /// A bearer token of service account `default/<name>`, created if missing; bound to the
+    /// cluster role `role` when one is given.
+    pub fn service_account_token(&self, name: &str, role: Option<&str>) -> String {
+        let _ = self.kubectl(&["create", "serviceaccount", name, "-n", "default"]);
+        if let Some(role) = role {
+            let account = format!("default:{name}");
+            let role = format!("--clusterrole={role}");
+            let subject = format!("--serviceaccount={account}");
+            let _ = self.kubectl(&["create", "clusterrolebinding", name, &role, &subject]);
+        }
+        let (ok, token) = self.kubectl(&["create", "token", name, "-n", "default"]);
+        assert!(ok, "kubectl create token {name}: {token}");
+        token.trim().to_owned()
+    }
+
+    /// The admin's client certificate and key, PEM, one after the other.
+    pub fn admin_identity_pem(&self) -> Vec<u8> {
+        use base64::Engine as _;
+        let admin = self.admin_kubeconfig();
+        let (ok, text) = self.kubectl_as(&admin, &["config", "view", "--raw", "-o", "json"]);
+        assert!(ok, "kubectl config view: {text}");
+        let config: Value = serde_json::from_str(&text).expect("kubeconfig as JSON");
+        let user = &config["users"][0]["user"];
+        let mut pem = Vec::new();
+        for field in ["client-certificate-data", "client-key-data"] {
+            let data = user[field].as_str().expect("embedded admin credentials");
+            pem.extend(
+                base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .expect("base64 credentials"),
+            );
+        }
+        pem
+    }
+}
+
+impl Cluster {
+    /// The kubectl binary of the control plane, for commands a test runs itself (watches).
+    pub fn kubectl_binary(&self) -> PathBuf {
+        PathBuf::from(self.var("KUBECTL"))
+    }
+
+    /// The API server's URL (`https://127.0.0.1:6443`).
+    pub fn apiserver(&self) -> &str {
+        self.var("APISERVER")
+    }
+}

@@ -13,7 +13,9 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 pub mod cluster;
+pub mod managed;
 pub mod node;
+pub mod runtime;
 
 /// A port nobody listens on right now.
 pub fn free_port() -> u16 {
@@ -43,6 +45,10 @@ pub fn wait_for<T>(what: &str, deadline: Duration, mut probe: impl FnMut() -> Op
 pub struct TestConfig {
     pub healthz_port: u16,
     pub read_only_port: u16,
+    /// The authenticated API port (`port`), free so agents can run side by side.
+    pub port: u16,
+    /// The address the read-only and authenticated APIs listen on (127.0.0.1).
+    pub address: String,
     pub kubelet_extra: String,
     pub sergeant: Option<String>,
 }
@@ -52,6 +58,8 @@ impl TestConfig {
         Self {
             healthz_port: free_port(),
             read_only_port: free_port(),
+            port: free_port(),
+            address: "127.0.0.1".to_owned(),
             kubelet_extra: String::new(),
             sergeant: None,
         }
@@ -67,11 +75,24 @@ impl TestConfig {
         self
     }
 
+    /// The same ports (the same agent, reconfigured) with other settings: `kubelet_extra`
+    /// lines and a SergeantConfiguration naming `adapter` as the runtime adapter.
+    pub fn reconfigured(&self, kubelet_extra: String, adapter: &str) -> Self {
+        Self {
+            healthz_port: self.healthz_port,
+            read_only_port: self.read_only_port,
+            port: self.port,
+            address: self.address.clone(),
+            kubelet_extra,
+            sergeant: Some(format!("runtimeAdapter: {adapter}\n")),
+        }
+    }
+
     pub fn render(&self) -> String {
         let mut text = format!(
             "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n\
-             address: 127.0.0.1\nhealthzBindAddress: 127.0.0.1\nhealthzPort: {}\nreadOnlyPort: {}\n{}",
-            self.healthz_port, self.read_only_port, self.kubelet_extra
+             address: {}\nhealthzBindAddress: 127.0.0.1\nhealthzPort: {}\nreadOnlyPort: {}\nport: {}\n{}",
+            self.address, self.healthz_port, self.read_only_port, self.port, self.kubelet_extra
         );
         if let Some(body) = &self.sergeant {
             text.push_str("---\napiVersion: sergeant.dev/v1alpha1\nkind: SergeantConfiguration\n");

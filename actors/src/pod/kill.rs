@@ -164,7 +164,9 @@ async fn stop_container(
         }
     }
     let left = deadline.saturating_duration_since(Instant::now());
-    let timeout = i64::try_from(left.as_secs()).unwrap_or(0);
+    // CRI takes whole seconds: round up, so a 2 s grace period is not cut to 1 s by the few
+    // milliseconds spent before this call.
+    let timeout = i64::try_from(left.as_millis().div_ceil(1000)).unwrap_or(0);
     match port
         .call(cri::StopContainerRequest {
             container_id: container.status.id.clone(),

@@ -97,6 +97,13 @@ impl PodWorker {
         }
     }
 
+    /// The actor of a pod deleted before it ran here: it only terminates it, within `grace`.
+    #[must_use]
+    pub fn terminating(mut self, grace: Option<Duration>) -> Self {
+        self.terminating = Some(grace);
+        self
+    }
+
     /// Starts a sync now, or right after the one running.
     fn trigger(&mut self, ctx: &mut Context<Self>) {
         if self.busy {
@@ -156,16 +163,20 @@ impl PodWorker {
         }));
     }
 
-    fn sync(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
-        let input = SyncInput {
-            pod: Arc::clone(&pod),
+    fn sync_input(&self, pod: &Arc<Pod>, halted: bool) -> SyncInput {
+        SyncInput {
+            pod: Arc::clone(pod),
             port: self.deps.port.clone(),
             node: Arc::clone(&self.deps.node),
             restarts: self.restarts.clone(),
             pulls: self.pulls.clone(),
             restart_policy: self.deps.restart_policy,
-            halted: self.failure.is_some(),
-        };
+            halted,
+        }
+    }
+
+    fn sync(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
+        let input = self.sync_input(&pod, self.failure.is_some());
         ctx.spawn(time_in_runtime(sync(input)).into_actor(self).map(
             move |(outcome, in_runtime), act, ctx| {
                 act.runtime_time += in_runtime;
@@ -190,26 +201,7 @@ impl PodWorker {
             };
             self.probes.reconcile(pod, &outcome.runtime, &deps);
         }
-        let known = Knowledge {
-            start_time: Some(api_time(self.first_seen)),
-            failure: self.failure.clone(),
-            ready: self.probes.verdicts(ProbeKind::Readiness),
-            started: self.probes.verdicts(ProbeKind::Startup),
-            ..Knowledge::default()
-        };
-        let reported = report::status(
-            pod,
-            self.last_status.as_ref(),
-            &outcome,
-            &self.deps.node,
-            known,
-        );
-        self.last_status = reported.status.clone();
-        self.record_start(reported.status.as_ref());
-        self.deps.manager.do_send(PodReport {
-            key: self.key.clone(),
-            pod: Arc::new(reported),
-        });
+        self.report(pod, &outcome);
         let next = outcome.next_sync.map_or(RESYNC_PERIOD, |at| {
             at.saturating_duration_since(Instant::now())
                 .min(RESYNC_PERIOD)
@@ -223,6 +215,31 @@ impl PodWorker {
         if self.again {
             self.trigger(ctx);
         }
+    }
+
+    /// Computes the pod's status from what a sync found and reports it to the pod manager.
+    fn report(&mut self, pod: &Pod, outcome: &SyncOutcome) {
+        let known = Knowledge {
+            start_time: Some(api_time(self.first_seen)),
+            failure: self.failure.clone(),
+            ready: self.probes.verdicts(ProbeKind::Readiness),
+            started: self.probes.verdicts(ProbeKind::Startup),
+            terminating: self.terminating.is_some(),
+            ..Knowledge::default()
+        };
+        let reported = report::status(
+            pod,
+            self.last_status.as_ref(),
+            outcome,
+            &self.deps.node,
+            known,
+        );
+        self.last_status = reported.status.clone();
+        self.record_start(reported.status.as_ref());
+        self.deps.manager.do_send(PodReport {
+            key: self.key.clone(),
+            pod: Arc::new(reported),
+        });
     }
 
     /// Records `kubelet_pod_start_duration_seconds` (first seen → every app container running)
@@ -256,12 +273,29 @@ impl PodWorker {
         let port = self.deps.port.clone();
         let node = Arc::clone(&self.deps.node);
         let uid = self.key.uid.clone();
-        let work = async move { kill_pod(&port, &node, &uid, pod.as_deref(), grace).await };
+        // A pod with a spec gets a final status: its containers stopped, observed before
+        // they are removed.
+        let last_look = pod.clone().map(|pod| self.sync_input(&pod, true));
+        let work = async move {
+            let last = match last_look {
+                Some(input) => {
+                    stop_pod(&port, &uid, Some(&input.pod), grace).await?;
+                    Some(sync(input).await)
+                }
+                None => None,
+            };
+            kill_pod(&port, &node, &uid, pod.as_deref(), grace)
+                .await
+                .map(|()| last)
+        };
         ctx.spawn(work.into_actor(self).map(|result, act, ctx| {
             act.busy = false;
             match result {
-                Ok(()) => {
+                Ok(last) => {
                     tracing::info!(pod = %act.key, "pod terminated");
+                    if let (Some(outcome), Some(pod)) = (last, act.pod.clone()) {
+                        act.report(&pod, &outcome);
+                    }
                     act.deps.manager.do_send(PodTerminated {
                         key: act.key.clone(),
                     });

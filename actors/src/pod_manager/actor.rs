@@ -20,7 +20,9 @@ use crate::pod::report;
 use crate::pod::spec::NodeContext;
 use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, WorkerDeps};
 use crate::runtime::RuntimePort;
-use crate::supervisor::{spawn_actor, ChildEnv, JoinOutcome, Running};
+use crate::sources::api_pod::is_api_pod;
+use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
+use crate::supervisor::{spawn_actor, ChildEnv, ChildRef, JoinOutcome, Running};
 
 /// Delay before a crashed pod actor is started again.
 const WORKER_RESTART_DELAY: Duration = Duration::from_secs(1);
@@ -34,6 +36,8 @@ pub struct PodManagerDeps {
     pub config: watch::Receiver<ConfigState>,
     /// Every pod source's latest snapshot.
     pub sources: Vec<watch::Receiver<SourceSnapshot>>,
+    /// Where the status of API pods goes, in managed mode.
+    pub status: Option<ChildRef<StatusManager>>,
 }
 
 /// One running pod actor.
@@ -55,6 +59,9 @@ pub struct PodManager {
     workers: BTreeMap<String, Worker>,
     reports: BTreeMap<String, Arc<Pod>>,
     rejected: BTreeMap<String, Arc<Pod>>,
+    /// API pods being deleted whose pod actor finished terminating them: not started again
+    /// while the API server still lists them.
+    finished: BTreeMap<String, PodKey>,
     orphans_checked: bool,
 }
 
@@ -69,6 +76,7 @@ impl PodManager {
             workers: BTreeMap::new(),
             reports: BTreeMap::new(),
             rejected: BTreeMap::new(),
+            finished: BTreeMap::new(),
             orphans_checked: false,
         }
     }
@@ -111,15 +119,51 @@ impl PodManager {
         };
         let (desired, synced) = self.desired();
         for (uid, worker) in &mut self.workers {
-            if !desired.contains_key(uid) && !worker.terminating {
-                worker.terminating = true;
-                worker.addr.do_send(TerminatePod { grace: None });
+            if worker.terminating {
+                continue;
+            }
+            match desired.get(uid) {
+                None => {
+                    worker.terminating = true;
+                    worker.addr.do_send(TerminatePod { grace: None });
+                }
+                Some(pod) if pod.metadata.deletion_timestamp.is_some() => {
+                    tracing::info!(pod = %worker.key, "deleted in the API server, terminating gracefully");
+                    worker.terminating = true;
+                    worker.addr.do_send(TerminatePod {
+                        grace: deletion_grace(pod),
+                    });
+                }
+                Some(_) => {}
             }
         }
         self.rejected.retain(|uid, _| desired.contains_key(uid));
+        self.finished.retain(|uid, _| desired.contains_key(uid));
+        for uid in self.rejected.keys() {
+            // A rejected pod has nothing to terminate: once deleted it may go at once.
+            if let Some(pod) = desired.get(uid).filter(|p| is_api_pod(p)) {
+                if pod.metadata.deletion_timestamp.is_some() {
+                    self.finished.insert(uid.clone(), key_of(pod));
+                }
+            }
+        }
+        if let Some(status) = &self.deps.status {
+            // Repeated at every look, so a restarted status manager still deletes them.
+            for key in self.finished.values() {
+                let _ = status.tell(PodFinished { key: key.clone() });
+            }
+        }
         let capacity = self.capacity(&node);
         for (uid, pod) in &desired {
-            if self.workers.contains_key(uid) || self.rejected.contains_key(uid) {
+            if self.workers.contains_key(uid)
+                || self.rejected.contains_key(uid)
+                || self.finished.contains_key(uid)
+            {
+                continue;
+            }
+            if pod.metadata.deletion_timestamp.is_some() {
+                // Deleted before it ran here (or while sergeant was down): only terminate it.
+                self.start_worker(key_of(pod), Some(Arc::clone(pod)), ctx);
                 continue;
             }
             let admitted: Vec<&Pod> = self
@@ -142,10 +186,26 @@ impl PodManager {
 
     fn reject(&mut self, uid: &str, pod: &Arc<Pod>, rejection: &Rejection) {
         tracing::warn!(pod = %key_of(pod), reason = rejection.reason, "pod rejected: {}", rejection.message);
-        self.rejected.insert(
-            uid.to_owned(),
-            Arc::new(report::rejected(pod, &rejection.reason, &rejection.message)),
-        );
+        let rejected = Arc::new(report::rejected(pod, &rejection.reason, &rejection.message));
+        self.forward(&key_of(pod), &rejected);
+        self.rejected.insert(uid.to_owned(), rejected);
+    }
+
+    /// Hands the status of an API pod to the status manager. A report lost while it restarts
+    /// is made good by the pod actor's next sync.
+    fn forward(&self, key: &PodKey, pod: &Pod) {
+        let (Some(status_manager), Some(status)) = (&self.deps.status, &pod.status) else {
+            return;
+        };
+        if is_api_pod(pod) {
+            let report = ReportStatus {
+                key: key.clone(),
+                status: status.clone(),
+            };
+            if let Err(err) = status_manager.tell(report) {
+                tracing::debug!(pod = %key, "status not reported: {err}");
+            }
+        }
     }
 
     fn start_worker(&mut self, key: PodKey, pod: Option<Arc<Pod>>, ctx: &mut Context<Self>) {
@@ -171,9 +231,16 @@ impl PodManager {
             restart_policy,
             manager: ctx.address(),
         };
-        let terminating = pod.is_none();
+        let deleted = pod
+            .as_deref()
+            .filter(|p| p.metadata.deletion_timestamp.is_some());
+        let terminating = pod.is_none() || deleted.is_some();
+        let mut worker = PodWorker::new(key.clone(), pod.clone(), deps);
+        if let Some(deleted) = deleted {
+            worker = worker.terminating(deletion_grace(deleted));
+        }
         let span = tracing::info_span!("pod", namespace = %key.namespace, name = %key.name, uid = %key.uid);
-        let (addr, running) = spawn_actor(PodWorker::new(key.clone(), pod.clone(), deps), span);
+        let (addr, running) = spawn_actor(worker, span);
         let uid = key.uid.clone();
         let done = running.done();
         ctx.spawn(
@@ -265,6 +332,13 @@ impl PodManager {
             .count();
         metrics::gauge!("kubelet_running_pods").set(running as f64);
     }
+}
+
+/// The grace period of a graceful deletion: `metadata.deletionGracePeriodSeconds`, which the
+/// API server set from the delete request or the pod's own grace period.
+fn deletion_grace(pod: &Pod) -> Option<Duration> {
+    let seconds = pod.metadata.deletion_grace_period_seconds?;
+    Some(Duration::from_secs(u64::try_from(seconds).unwrap_or(0)))
 }
 
 fn key_of(pod: &Pod) -> PodKey {
@@ -375,6 +449,7 @@ impl Handler<PodReport> for PodManager {
     type Result = ();
 
     fn handle(&mut self, report: PodReport, _: &mut Context<Self>) {
+        self.forward(&report.key, &report.pod);
         if self
             .workers
             .get(&report.key.uid)
@@ -401,7 +476,11 @@ impl Handler<PodTerminated> for PodManager {
     type Result = ();
 
     fn handle(&mut self, done: PodTerminated, ctx: &mut Context<Self>) {
-        self.workers.remove(&done.key.uid);
+        if let Some(worker) = self.workers.remove(&done.key.uid) {
+            if worker.pod.as_deref().is_some_and(is_api_pod) {
+                self.finished.insert(done.key.uid.clone(), done.key.clone());
+            }
+        }
         self.reports.remove(&done.key.uid);
         self.reconcile(ctx);
     }

@@ -2,10 +2,12 @@
 //!
 //! Entry point: [`Server`]. It binds its listeners when it starts (failing, and so being
 //! restarted by its supervisor, when an address is taken) and serves them as tasks that end
-//! with the actor. The authenticated port 10250 comes with the kubelet API.
+//! with the actor. The authenticated kubelet API on `port` (10250) is [`secure`].
 
+mod api;
 mod exposition;
 mod routes;
+mod secure;
 
 use std::net::SocketAddr;
 
@@ -21,6 +23,7 @@ use crate::supervisor::{ChildEnv, ChildRef, Supervisor};
 use sergeant_messages::pods::SourceSnapshot;
 
 pub use routes::Endpoints;
+use secure::TlsSettings;
 
 /// What the server needs from the rest of the agent.
 #[derive(Clone)]
@@ -37,6 +40,12 @@ pub struct ServerDeps {
     pub pleg: watch::Receiver<Option<std::time::Instant>>,
     /// The static pod source's view, for `/debug/sources`.
     pub file_source: watch::Receiver<SourceSnapshot>,
+    /// The API pod source's view (never synced when standalone), for `/debug/sources`.
+    pub api_source: watch::Receiver<SourceSnapshot>,
+    /// The API server client in managed mode: tokens and authorization are checked with it.
+    pub api: Option<kube::Client>,
+    /// The runtime, for container logs and commands.
+    pub port: crate::runtime::RuntimePort,
 }
 
 /// Serves `/healthz` on `healthzBindAddress:healthzPort` and, when `readOnlyPort` is set, the
@@ -80,6 +89,26 @@ impl Server {
                 self.deps.clone(),
             )?);
             serving.push(format!("read-only on {read_only}"));
+        }
+        if kubelet.port != 0 {
+            let secure = SocketAddr::new(kubelet.address, kubelet.port);
+            let tls = TlsSettings {
+                cert_file: kubelet.tls_cert_file.clone(),
+                key_file: kubelet.tls_private_key_file.clone(),
+                client_ca_file: kubelet.authentication.x509.client_ca_file.clone(),
+                cert_dir: config.command_line.root_dir.join("pki"),
+                node_name: config.node_name().map_err(|e| e.to_string())?,
+                node_ip: config.command_line.node_ip,
+            };
+            let router = routes::router(Endpoints::Authenticated, self.deps.clone());
+            self.tasks.push(secure::serve(
+                secure,
+                kubelet,
+                &tls,
+                self.deps.api.clone(),
+                router,
+            )?);
+            serving.push(format!("the kubelet API (TLS) on {secure}"));
         }
         Ok(serving)
     }

@@ -5,14 +5,16 @@ use std::net::SocketAddr;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use sergeant_messages::pods::core::Pod;
+use sergeant_messages::pods::SourceSnapshot;
 use sergeant_messages::supervision::{GetTree, TreeNode};
 
 use crate::pod_manager::ListPods;
 use tokio::task::JoinHandle;
 
+use super::api;
 use super::exposition::families_with_prefix;
 use super::ServerDeps;
 
@@ -26,30 +28,68 @@ pub enum Endpoints {
     Healthz,
     /// The unauthenticated read-only endpoints.
     ReadOnly,
+    /// The endpoints of the authenticated API (the read-only ones and `/configz`); the caller
+    /// puts authentication and authorization in front.
+    Authenticated,
 }
 
-/// Binds `addr` now (so a taken port fails the caller at once) and serves it in a task.
-pub(super) fn serve(
-    addr: SocketAddr,
-    endpoints: Endpoints,
-    deps: ServerDeps,
-) -> Result<JoinHandle<()>, String> {
-    let listener = std::net::TcpListener::bind(addr)
+/// Binds `addr` now, so a taken port fails the caller at once.
+///
+/// # Errors
+/// Why the address cannot be listened on.
+pub(super) fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+    std::net::TcpListener::bind(addr)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .and_then(tokio::net::TcpListener::from_std)
-        .map_err(|err| format!("cannot listen on {addr}: {err}"))?;
-    let router = match endpoints {
-        Endpoints::Healthz => Router::new().route("/healthz", get(healthz)),
-        Endpoints::ReadOnly => Router::new()
+        .map_err(|err| format!("cannot listen on {addr}: {err}"))
+}
+
+/// The routes of `endpoints`.
+pub(super) fn router(endpoints: Endpoints, deps: ServerDeps) -> Router {
+    let read_only = || {
+        Router::new()
             .route("/healthz", get(healthz))
             .route("/metrics", get(metrics))
             .route("/metrics/probes", get(probe_metrics))
             .route("/pods", get(pods))
             .route("/debug/supervision", get(supervision))
             .route("/debug/config", get(config))
-            .route("/debug/sources", get(sources)),
+            .route("/debug/sources", get(sources))
+    };
+    match endpoints {
+        Endpoints::Healthz => Router::new().route("/healthz", get(healthz)),
+        Endpoints::ReadOnly => read_only(),
+        Endpoints::Authenticated => read_only()
+            .route("/configz", get(configz))
+            .route(
+                "/containerLogs/{namespace}/{pod}/{container}",
+                get(api::container_logs),
+            )
+            .route("/run/{namespace}/{pod}/{container}", post(api::run))
+            .route(
+                "/exec/{namespace}/{pod}/{container}",
+                get(api::exec).post(api::exec),
+            )
+            .route(
+                "/attach/{namespace}/{pod}/{container}",
+                get(api::attach).post(api::attach),
+            )
+            .route(
+                "/portForward/{namespace}/{pod}",
+                get(api::port_forward).post(api::port_forward),
+            ),
     }
-    .with_state(deps);
+    .with_state(deps)
+}
+
+/// Binds `addr` now and serves `endpoints` on it, in plain HTTP, in a task.
+pub(super) fn serve(
+    addr: SocketAddr,
+    endpoints: Endpoints,
+    deps: ServerDeps,
+) -> Result<JoinHandle<()>, String> {
+    let listener = bind(addr)?;
+    let router = router(endpoints, deps);
     Ok(actix_rt::spawn(async move {
         if let Err(err) = axum::serve(listener, router).await {
             tracing::error!(%addr, "server stopped: {err}");
@@ -111,6 +151,12 @@ async fn config(State(deps): State<ServerDeps>) -> Response {
     Json(state).into_response()
 }
 
+/// `/configz`: the KubeletConfiguration in force, under `kubeletconfig`, as upstream.
+async fn configz(State(deps): State<ServerDeps>) -> Response {
+    let active = deps.config.borrow().active.clone();
+    Json(serde_json::json!({ "kubeletconfig": active.kubelet })).into_response()
+}
+
 async fn metrics(State(deps): State<ServerDeps>) -> Response {
     deps.metrics.run_upkeep();
     exposition(deps.metrics.render())
@@ -148,7 +194,13 @@ async fn pods(State(deps): State<ServerDeps>) -> Response {
 }
 
 async fn sources(State(deps): State<ServerDeps>) -> Response {
-    let snapshot = deps.file_source.borrow().clone();
+    let file = source_view(&deps.file_source.borrow());
+    let api = source_view(&deps.api_source.borrow());
+    Json(serde_json::json!({"file": file, "api": api})).into_response()
+}
+
+/// One source's view on `/debug/sources`: synced, its pods by `namespace/name`, rejections.
+fn source_view(snapshot: &SourceSnapshot) -> serde_json::Value {
     let pods: Vec<String> = snapshot
         .pods
         .iter()
@@ -160,5 +212,5 @@ async fn sources(State(deps): State<ServerDeps>) -> Response {
             )
         })
         .collect();
-    Json(serde_json::json!({"file": {"synced": snapshot.synced, "pods": pods, "rejected": snapshot.rejected}})).into_response()
+    serde_json::json!({"synced": snapshot.synced, "pods": pods, "rejected": snapshot.rejected})
 }

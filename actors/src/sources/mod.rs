@@ -1,7 +1,8 @@
 //! Pod sources: where the pods that belong on this node come from.
 //!
-//! Entry point: [`StaticPodSource`], standalone mode's source — the actor that turns the
-//! manifests in `staticPodPath` into the file source's [`SourceSnapshot`] for the pod manager,
+//! [`ApiPodSource`] is managed mode's source: the pods the API server binds to this node,
+//! each decoded and checked alone ([`api_pod`]). [`StaticPodSource`] is the static pod source,
+//! standalone mode's only one — the actor that turns the manifests in `staticPodPath` into the file source's [`SourceSnapshot`] for the pod manager,
 //! as upstream's static pod file source does. [`load_static_pod`] is the same conversion for
 //! one file (parse strictly, validate, apply the static pod identity and defaults), and
 //! [`Rejection`] is how a manifest that cannot become a pod is explained: one line per problem
@@ -10,6 +11,9 @@
 //! [`SourceSnapshot`]: sergeant_messages::pods::SourceSnapshot
 
 mod actor;
+mod api;
+pub mod api_pod;
+mod api_store;
 mod error;
 mod fields;
 mod file;
@@ -19,5 +23,6 @@ mod static_pod;
 mod validate;
 
 pub use actor::StaticPodSource;
+pub use api::{api_child_spec, ApiPodSource};
 pub use error::{ManifestError, Rejection};
 pub use static_pod::{load_static_pod, static_pod_uid, CONFIG_HASH, CONFIG_SOURCE};

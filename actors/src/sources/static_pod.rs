@@ -39,7 +39,7 @@ pub fn load_static_pod(file: &str, content: &[u8], node: &str) -> Result<Pod, Re
     })?;
     let manifest = Manifest { file, text };
     let pod = manifest::parse(&manifest)?;
-    let problems = validate::validate(&pod, &manifest, node);
+    let problems = validate::validate(&pod, &manifest, validate::Origin::StaticPod { node });
     if !problems.is_empty() {
         return Err(Rejection { problems });
     }

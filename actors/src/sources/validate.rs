@@ -16,16 +16,32 @@ use super::names::{label_problem, port_name_problem, subdomain_problem};
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP"];
 
-/// Every problem with the parsed pod; empty when it is fine to run. `node` is the node name
-/// the pod's name will be suffixed with, so the suffixed name is checked too.
-pub(crate) fn validate(pod: &Pod, manifest: &Manifest<'_>, node: &str) -> Vec<ManifestError> {
+/// Where the checked pod comes from, for the few checks that differ between sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin<'a> {
+    /// A static pod manifest; its name will be suffixed with `-<node>`, so the suffixed name
+    /// is checked too, and it may not carry ephemeral containers.
+    StaticPod {
+        /// The node name of the suffix.
+        node: &'a str,
+    },
+    /// The API server, whose names are used as they are.
+    Api,
+}
+
+/// Every problem with the parsed pod; empty when it is fine to run.
+pub(crate) fn validate(
+    pod: &Pod,
+    manifest: &Manifest<'_>,
+    origin: Origin<'_>,
+) -> Vec<ManifestError> {
     let mut check = Checks {
         manifest,
         problems: Vec::new(),
     };
-    check.metadata(pod, node);
+    check.metadata(pod, origin);
     match &pod.spec {
-        Some(spec) => check.spec(spec),
+        Some(spec) => check.spec(spec, origin),
         None => check.fail(&FieldPath::of(&["spec"]), "required: a pod needs a spec"),
     }
     check.problems.sort_by_key(|problem| problem.line);
@@ -42,15 +58,20 @@ impl Checks<'_, '_> {
         self.problems.push(self.manifest.error(path, reason));
     }
 
-    fn metadata(&mut self, pod: &Pod, node: &str) {
+    fn metadata(&mut self, pod: &Pod, origin: Origin<'_>) {
         let path = FieldPath::of(&["metadata", "name"]);
-        match pod.metadata.name.as_deref() {
-            None | Some("") => self.fail(&path, "required: a static pod needs a name"),
-            Some(name) => {
+        match (pod.metadata.name.as_deref(), origin) {
+            (None | Some(""), Origin::StaticPod { .. }) => {
+                self.fail(&path, "required: a static pod needs a name");
+            }
+            (None | Some(""), Origin::Api) => self.fail(&path, "required: a pod needs a name"),
+            (Some(name), origin) => {
                 if let Some(reason) = subdomain_problem(name) {
                     self.fail(&path, reason);
-                } else if let Some(reason) = subdomain_problem(&format!("{name}-{node}")) {
-                    self.fail(&path, format!("with the node name suffix, {reason}"));
+                } else if let Origin::StaticPod { node } = origin {
+                    if let Some(reason) = subdomain_problem(&format!("{name}-{node}")) {
+                        self.fail(&path, format!("with the node name suffix, {reason}"));
+                    }
                 }
             }
         }
@@ -61,7 +82,7 @@ impl Checks<'_, '_> {
         }
     }
 
-    fn spec(&mut self, spec: &PodSpec) {
+    fn spec(&mut self, spec: &PodSpec, origin: Origin<'_>) {
         let spec_path = FieldPath::of(&["spec"]);
         if spec.containers.is_empty() {
             self.fail(
@@ -87,11 +108,11 @@ impl Checks<'_, '_> {
                 "must be between 1 and 2147483647",
             );
         }
-        if spec
+        let ephemeral = spec
             .ephemeral_containers
             .as_ref()
-            .is_some_and(|e| !e.is_empty())
-        {
+            .is_some_and(|e| !e.is_empty());
+        if ephemeral && origin != Origin::Api {
             self.fail(
                 &spec_path.key("ephemeralContainers"),
                 "may not be set in a static pod manifest",
@@ -292,7 +313,7 @@ mod tests {
     fn problems(text: &str) -> Vec<(usize, String, String)> {
         let manifest = Manifest { file: FILE, text };
         let pod = parse(&manifest).unwrap();
-        validate(&pod, &manifest, "node-a")
+        validate(&pod, &manifest, Origin::StaticPod { node: "node-a" })
             .into_iter()
             .map(|p| (p.line, p.field.unwrap_or_default(), p.reason))
             .collect()

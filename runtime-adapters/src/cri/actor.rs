@@ -145,5 +145,13 @@ async fn dispatch(
             client.reopen_container_log(&r.container_id).await?;
             Rs::ReopenContainerLog(cri::ReopenContainerLogResponse {})
         }
+        Rq::Exec(r) => Rs::Exec(client.exec(r).await?),
+        Rq::Attach(r) => Rs::Attach(client.attach(r).await?),
+        Rq::PortForward(r) => Rs::PortForward(client.port_forward(r).await?),
+        Rq::ListContainerStats(r) => {
+            let stats = client.list_container_stats(r.filter).await?;
+            Rs::ListContainerStats(cri::ListContainerStatsResponse { stats })
+        }
+        Rq::ImageFsInfo(_) => Rs::ImageFsInfo(client.image_fs_info().await?),
     })
 }

@@ -8,15 +8,15 @@ use std::time::Duration;
 use k8s_cri::v1::image_service_client::ImageServiceClient;
 use k8s_cri::v1::runtime_service_client::RuntimeServiceClient;
 use k8s_cri::v1::{
-    AuthConfig, Container, ContainerConfig, ContainerEventResponse, ContainerFilter,
-    ContainerStatusRequest, ContainerStatusResponse, CreateContainerRequest, ExecSyncRequest,
-    ExecSyncResponse, GetEventsRequest, Image, ImageFilter, ImageSpec, ImageStatusRequest,
-    ImageStatusResponse, ListContainersRequest, ListImagesRequest, ListPodSandboxRequest,
-    PodSandbox, PodSandboxConfig, PodSandboxFilter, PodSandboxStatusRequest,
-    PodSandboxStatusResponse, PullImageRequest, RemoveContainerRequest, RemoveImageRequest,
-    RemovePodSandboxRequest, ReopenContainerLogRequest, RunPodSandboxRequest,
-    StartContainerRequest, StatusRequest, StatusResponse, StopContainerRequest,
-    StopPodSandboxRequest, VersionRequest, VersionResponse,
+    AttachRequest, AttachResponse, AuthConfig, Container, ContainerConfig, ContainerEventResponse,
+    ContainerFilter, ContainerStatusRequest, ContainerStatusResponse, CreateContainerRequest,
+    ExecRequest, ExecResponse, ExecSyncRequest, ExecSyncResponse, GetEventsRequest, Image,
+    ImageFilter, ImageSpec, ImageStatusRequest, ImageStatusResponse, ListContainersRequest,
+    ListImagesRequest, ListPodSandboxRequest, PodSandbox, PodSandboxConfig, PodSandboxFilter,
+    PodSandboxStatusRequest, PodSandboxStatusResponse, PortForwardRequest, PortForwardResponse,
+    PullImageRequest, RemoveContainerRequest, RemoveImageRequest, RemovePodSandboxRequest,
+    ReopenContainerLogRequest, RunPodSandboxRequest, StartContainerRequest, StatusRequest,
+    StatusResponse, StopContainerRequest, StopPodSandboxRequest, VersionRequest, VersionResponse,
 };
 use tonic::transport::Channel;
 
@@ -505,6 +505,52 @@ impl CriClient {
         .await
     }
 
+    /// Asks for the streaming URL of an interactive command (`kubectl exec`); the kubelet API
+    /// proxies the client's upgraded connection to it.
+    ///
+    /// # Errors
+    ///
+    /// [`CriError`] from the runtime.
+    pub async fn exec(&self, request: ExecRequest) -> Result<ExecResponse, CriError> {
+        let mut rt = self.runtime.clone();
+        let timeout = self.runtime_request_timeout;
+        call(Operation::Exec, timeout, request, |r| async move {
+            rt.exec(r).await
+        })
+        .await
+    }
+
+    /// Asks for the streaming URL of a container's own streams (`kubectl attach`).
+    ///
+    /// # Errors
+    ///
+    /// [`CriError`] from the runtime.
+    pub async fn attach(&self, request: AttachRequest) -> Result<AttachResponse, CriError> {
+        let mut rt = self.runtime.clone();
+        let timeout = self.runtime_request_timeout;
+        call(Operation::Attach, timeout, request, |r| async move {
+            rt.attach(r).await
+        })
+        .await
+    }
+
+    /// Asks for the streaming URL of a pod's ports (`kubectl port-forward`).
+    ///
+    /// # Errors
+    ///
+    /// [`CriError`] from the runtime.
+    pub async fn port_forward(
+        &self,
+        request: PortForwardRequest,
+    ) -> Result<PortForwardResponse, CriError> {
+        let mut rt = self.runtime.clone();
+        let timeout = self.runtime_request_timeout;
+        call(Operation::PortForward, timeout, request, |r| async move {
+            rt.port_forward(r).await
+        })
+        .await
+    }
+
     /// Pulls `image` (with registry credentials if given, in the context of a sandbox if
     /// given); returns the image reference the runtime resolved it to (its id or digest).
     ///
@@ -595,6 +641,45 @@ impl CriClient {
         )
         .await
         .map(drop)
+    }
+
+    /// Lists the resource usage (CPU, memory, writable layer) of the containers passing
+    /// `filter`, for the kubelet's `/stats/summary`.
+    ///
+    /// # Errors
+    ///
+    /// [`CriError`] from the runtime.
+    pub async fn list_container_stats(
+        &self,
+        filter: Option<k8s_cri::v1::ContainerStatsFilter>,
+    ) -> Result<Vec<k8s_cri::v1::ContainerStats>, CriError> {
+        let mut rt = self.runtime.clone();
+        let message = k8s_cri::v1::ListContainerStatsRequest { filter };
+        let response = call(
+            Operation::ListContainerStats,
+            self.cheap_call_timeout(),
+            message,
+            |r| async move { rt.list_container_stats(r).await },
+        )
+        .await?;
+        Ok(response.stats)
+    }
+
+    /// Returns the usage of the filesystems the image service stores images on, for the
+    /// kubelet's `/stats/summary` (`runtime.imageFs`).
+    ///
+    /// # Errors
+    ///
+    /// [`CriError`] from the runtime.
+    pub async fn image_fs_info(&self) -> Result<k8s_cri::v1::ImageFsInfoResponse, CriError> {
+        let mut img = self.image.clone();
+        call(
+            Operation::ImageFsInfo,
+            self.cheap_call_timeout(),
+            k8s_cri::v1::ImageFsInfoRequest {},
+            |r| async move { img.image_fs_info(r).await },
+        )
+        .await
     }
 
     /// Opens the runtime's container event stream (evented PLEG). It has no deadline: a

@@ -61,13 +61,23 @@ pub enum Operation {
     RemoveImage,
     /// `ReopenContainerLog` (after the log file was rotated).
     ReopenContainerLog,
+    /// `Exec`: a streaming URL for an interactive command.
+    Exec,
+    /// `Attach`: a streaming URL for a container's own streams.
+    Attach,
+    /// `PortForward`: a streaming URL for the pod's ports.
+    PortForward,
+    /// `ListContainerStats`: the containers' resource usage, for `/stats/summary`.
+    ListContainerStats,
+    /// `ImageFsInfo`: the image filesystem's usage, for `/stats/summary`.
+    ImageFsInfo,
     /// `GetContainerEvents` (a server stream).
     GetContainerEvents,
 }
 
 impl Operation {
     /// Every operation, for describing or pre-registering the metric series.
-    pub const ALL: [Operation; 20] = [
+    pub const ALL: [Operation; 25] = [
         Self::Version,
         Self::Status,
         Self::RunPodSandbox,
@@ -87,6 +97,11 @@ impl Operation {
         Self::ListImages,
         Self::RemoveImage,
         Self::ReopenContainerLog,
+        Self::Exec,
+        Self::Attach,
+        Self::PortForward,
+        Self::ListContainerStats,
+        Self::ImageFsInfo,
         Self::GetContainerEvents,
     ];
 
@@ -113,6 +128,11 @@ impl Operation {
             Self::ListImages => "list_images",
             Self::RemoveImage => "remove_image",
             Self::ReopenContainerLog => "reopen_container_log",
+            Self::Exec => "exec",
+            Self::Attach => "attach",
+            Self::PortForward => "port_forward",
+            Self::ListContainerStats => "list_container_stats",
+            Self::ImageFsInfo => "image_fs_info",
             Self::GetContainerEvents => "get_container_events",
         }
     }

@@ -25,6 +25,7 @@ impl FakeRuntime {
     pub fn call(&mut self, request: RuntimeRequest) -> Result<RuntimeResponse, RuntimeError> {
         use RuntimeRequest as Rq;
         use RuntimeResponse as Rs;
+        let request_operation = request.operation();
         Ok(match request {
             Rq::Version(_) => Rs::Version(version()),
             Rq::Status(_) => Rs::Status(status()),
@@ -45,6 +46,14 @@ impl FakeRuntime {
             Rq::ListImages(rq) => Rs::ListImages(self.list_images(&rq)),
             Rq::RemoveImage(rq) => Rs::RemoveImage(self.remove_image(&rq)?),
             Rq::ReopenContainerLog(rq) => Rs::ReopenContainerLog(self.reopen_container_log(&rq)?),
+            Rq::ListContainerStats(rq) => Rs::ListContainerStats(self.list_container_stats(&rq)),
+            Rq::ImageFsInfo(_) => Rs::ImageFsInfo(self.image_fs_info()),
+            Rq::Exec(_) | Rq::Attach(_) | Rq::PortForward(_) => {
+                return Err(RuntimeError::Unimplemented {
+                    operation: request_operation,
+                    message: "the fake runtime has no streaming server".to_owned(),
+                })
+            }
         })
     }
 }

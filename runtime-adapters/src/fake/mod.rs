@@ -30,6 +30,7 @@ mod labels;
 mod reference;
 mod sandboxes;
 mod state;
+mod stats;
 mod subscribers;
 
 pub use actor::FakeAdapter;

@@ -1,0 +1,364 @@
+//! The `node-status` actor: in managed mode it registers the Node, keeps its status current
+//! ([`super::sync`]) every `nodeStatusUpdateFrequency` and renews its lease ([`super::lease`])
+//! every quarter of `nodeLeaseDurationSeconds`, retrying with back-off while the API server is
+//! away. Standalone it only says so. It never changes anything in the runtime.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::{
+    Actor, ActorFutureExt, ActorStreamExt, AsyncContext, Context, ContextFutureSpawner,
+    SpawnHandle, WrapFuture,
+};
+use sergeant_messages::runtime::RuntimeHealth;
+use tokio::sync::watch;
+use tracing::Instrument;
+
+use super::conditions::not_ready_reason;
+use super::error::ApiCallError;
+use super::lease::{self, Holder};
+use super::machine::{self, MachineFacts};
+use super::retry::Retry;
+use super::sync::{self, Action, Outcome, Round};
+use crate::config_feed::ConfigState;
+use crate::failpoint;
+use crate::runtime::RuntimePort;
+use crate::supervisor::ChildEnv;
+
+/// The failpoint evaluated at every status round (and every second when standalone).
+const FAILPOINT: &str = "node-status::tick";
+/// How often a standalone node-status evaluates its failpoint.
+const STANDALONE_TICK: Duration = Duration::from_secs(1);
+/// The upstream gauge naming the node (value 1).
+const NODE_NAME_METRIC: &str = "kubelet_node_name";
+const STATUS_METRIC: &str = "sergeant_node_status_updates_total";
+const LEASE_METRIC: &str = "sergeant_node_lease_renewals_total";
+/// Back-off of status rounds while they fail (never longer than the update period).
+const STATUS_RETRY_FIRST: Duration = Duration::from_secs(1);
+const STATUS_RETRY_MAX: Duration = Duration::from_secs(10);
+/// Back-off of lease renewals while they fail (upstream's lease controller caps it at 7 s).
+const LEASE_RETRY_FIRST: Duration = Duration::from_millis(200);
+const LEASE_RETRY_MAX: Duration = Duration::from_secs(7);
+
+/// What managed mode talks to.
+#[derive(Clone)]
+pub struct ManagedDeps {
+    /// The API server.
+    pub client: kube::Client,
+    /// The runtime, read for its version and images.
+    pub port: RuntimePort,
+    /// The runtime's health, which decides `Ready`.
+    pub health: watch::Receiver<RuntimeHealth>,
+}
+
+/// One of the two loops (status, lease): whether a call is out, the next attempt, the back-off,
+/// and the counter and log line of its results.
+struct Loop {
+    what: &'static str,
+    metric: &'static str,
+    busy: bool,
+    timer: Option<SpawnHandle>,
+    retry: Retry,
+    last_error: Option<String>,
+}
+
+impl Loop {
+    fn new(what: &'static str, metric: &'static str, first: Duration, max: Duration) -> Self {
+        Self {
+            what,
+            metric,
+            busy: false,
+            timer: None,
+            retry: Retry::new(first, max),
+            last_error: None,
+        }
+    }
+
+    /// Records the end of an attempt (`Ok` with the result label, or the error) and returns
+    /// the delay before the next: `period` after a success, the back-off after a failure.
+    fn finished(
+        &mut self,
+        result: Result<&'static str, ApiCallError>,
+        period: Duration,
+    ) -> Duration {
+        self.busy = false;
+        match result {
+            Ok(label) => {
+                metrics::counter!(self.metric, "result" => label).increment(1);
+                self.retry.succeeded();
+                self.last_error = None;
+                period
+            }
+            Err(error) => {
+                metrics::counter!(self.metric, "result" => "error").increment(1);
+                // Loud when it starts failing, quiet while it keeps failing: the status line
+                // and the counter carry on.
+                if self.last_error.is_none() {
+                    tracing::warn!("{} failed (retrying with back-off): {error}", self.what);
+                } else {
+                    tracing::debug!("{} failed again: {error}", self.what);
+                }
+                self.last_error = Some(error.to_string());
+                self.retry.failed().min(period)
+            }
+        }
+    }
+}
+
+/// Registers the node, reports its status and renews its lease (managed mode).
+pub struct NodeStatus {
+    env: ChildEnv,
+    config: watch::Receiver<ConfigState>,
+    managed: Option<ManagedDeps>,
+    facts: Option<Arc<MachineFacts>>,
+    node_uid: Option<String>,
+    runtime_version: String,
+    last_report: Option<Instant>,
+    /// Why the node was last reported not ready (`Some(None)`: ready; `None`: not yet).
+    reported: Option<Option<String>>,
+    lease_renewed: Option<Instant>,
+    status: Loop,
+    lease: Loop,
+}
+
+impl NodeStatus {
+    /// The actor; `managed` is `None` in standalone mode.
+    #[must_use]
+    pub fn new(
+        env: &ChildEnv,
+        config: watch::Receiver<ConfigState>,
+        managed: Option<ManagedDeps>,
+    ) -> Self {
+        Self {
+            env: env.clone(),
+            config,
+            managed,
+            facts: None,
+            node_uid: None,
+            runtime_version: String::new(),
+            last_report: None,
+            reported: None,
+            lease_renewed: None,
+            status: Loop::new(
+                "node status update",
+                STATUS_METRIC,
+                STATUS_RETRY_FIRST,
+                STATUS_RETRY_MAX,
+            ),
+            lease: Loop::new(
+                "node lease renewal",
+                LEASE_METRIC,
+                LEASE_RETRY_FIRST,
+                LEASE_RETRY_MAX,
+            ),
+        }
+    }
+
+    fn config(&self) -> Arc<sergeant_config::NodeConfig> {
+        self.config.borrow().active.clone()
+    }
+
+    fn span(&self) -> tracing::Span {
+        let node = self
+            .facts
+            .as_ref()
+            .map(|f| f.node_name.clone())
+            .unwrap_or_default();
+        tracing::info_span!("node_status", node = %node)
+    }
+
+    fn status_tick(&mut self, ctx: &mut Context<Self>) {
+        if let Err(fault) = failpoint::check(FAILPOINT) {
+            return self.env.fail(ctx, fault);
+        }
+        let (Some(managed), Some(facts)) = (self.managed.clone(), self.facts.clone()) else {
+            return;
+        };
+        if self.status.busy {
+            return;
+        }
+        if let Some(timer) = self.status.timer.take() {
+            ctx.cancel_future(timer);
+        }
+        let config = self.config();
+        let report_every = config.kubelet.node_status_report_frequency.as_std();
+        let round = Round {
+            client: managed.client,
+            port: managed.port,
+            facts,
+            config,
+            health: managed.health.borrow().clone(),
+            runtime_version: self.runtime_version.clone(),
+            report_due: self
+                .last_report
+                .is_none_or(|at| at.elapsed() >= report_every),
+        };
+        self.status.busy = true;
+        ctx.spawn(
+            sync::run(round)
+                .instrument(self.span())
+                .into_actor(self)
+                .map(|result, act, ctx| act.status_done(ctx, result)),
+        );
+    }
+
+    fn status_done(&mut self, ctx: &mut Context<Self>, result: Result<Outcome, ApiCallError>) {
+        let period = self.config().kubelet.node_status_update_frequency.as_std();
+        let result = result.map(|outcome| {
+            if outcome.action != Action::Unchanged {
+                self.last_report = Some(Instant::now());
+            }
+            if outcome.action == Action::Registered {
+                tracing::info!(uid = ?outcome.node_uid, "node registered");
+            }
+            self.reported = Some(outcome.not_ready);
+            self.node_uid = outcome.node_uid;
+            self.runtime_version = outcome.runtime_version;
+            outcome.action.label()
+        });
+        let delay = self.status.finished(result, period);
+        self.status.timer = Some(ctx.run_later(delay, Self::status_tick));
+        if self.lease_renewed.is_none() && !self.lease.busy && self.lease.timer.is_none() {
+            self.lease_tick(ctx); // the first renewal waits for the first round, to own the lease
+        }
+        self.show();
+    }
+
+    fn lease_tick(&mut self, ctx: &mut Context<Self>) {
+        let (Some(managed), Some(facts)) = (self.managed.clone(), self.facts.clone()) else {
+            return;
+        };
+        if self.lease.busy {
+            return;
+        }
+        let holder = Holder {
+            node: facts.node_name.clone(),
+            node_uid: self.node_uid.clone(),
+            duration_seconds: self.config().kubelet.node_lease_duration_seconds,
+        };
+        self.lease.busy = true;
+        let renew = async move { lease::renew(managed.client, &holder).await };
+        ctx.spawn(
+            renew
+                .instrument(self.span())
+                .into_actor(self)
+                .map(|result, act, ctx| {
+                    let seconds = act.config().kubelet.node_lease_duration_seconds;
+                    let period =
+                        Duration::from_secs(u64::try_from(seconds.max(1)).unwrap_or(1)) / 4;
+                    let result = result.map(|renewal| {
+                        act.lease_renewed = Some(Instant::now());
+                        renewal.label()
+                    });
+                    let delay = act.lease.finished(result, period);
+                    act.lease.timer = Some(ctx.run_later(delay, Self::lease_tick));
+                    act.show();
+                }),
+        );
+    }
+
+    /// A new runtime health: report at once when it changes readiness, rather than at the
+    /// next period.
+    fn health_changed(&mut self, ctx: &mut Context<Self>) {
+        let Some(managed) = &self.managed else {
+            return;
+        };
+        let now = not_ready_reason(&managed.health.borrow());
+        if self.reported.is_some() && self.reported.as_ref() != Some(&now) {
+            self.status_tick(ctx);
+        }
+    }
+
+    /// The status line on `/debug/supervision`.
+    fn show(&self) {
+        let name = self
+            .facts
+            .as_ref()
+            .map(|f| f.node_name.as_str())
+            .unwrap_or_default();
+        let registered = if self.node_uid.is_some() {
+            format!("registered as node/{name}")
+        } else {
+            format!("registering node/{name}")
+        };
+        let ready = match &self.reported {
+            None => "readiness not reported yet".to_owned(),
+            Some(None) => "Ready".to_owned(),
+            Some(Some(reason)) => format!("NotReady ({reason})"),
+        };
+        let lease = match self.lease_renewed {
+            Some(at) => format!("lease renewed {}s ago", at.elapsed().as_secs()),
+            None => "lease not renewed yet".to_owned(),
+        };
+        let errors: Vec<&str> = [&self.status.last_error, &self.lease.last_error]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        let last_error = if errors.is_empty() {
+            String::new()
+        } else {
+            format!("; last error: {}", errors.join("; "))
+        };
+        self.env
+            .set_status(format!("{registered}; {ready}; {lease}{last_error}"));
+    }
+
+    fn start_managed(&mut self, ctx: &mut Context<Self>, health: watch::Receiver<RuntimeHealth>) {
+        self.env.set_status("reading the machine facts");
+        let config = self.config();
+        let read = async move {
+            tokio::task::spawn_blocking(move || machine::read(&config).map_err(|e| e.to_string()))
+                .await
+                .unwrap_or_else(|e| Err(format!("reading did not finish: {e}")))
+        };
+        ctx.spawn(read.into_actor(self).map(move |facts, act, ctx| {
+            match facts {
+                Ok(facts) => {
+                    metrics::gauge!(NODE_NAME_METRIC, "node" => facts.node_name.clone()).set(1.0);
+                    act.facts = Some(Arc::new(facts));
+                    act.show();
+                    act.status_tick(ctx);
+                    follow_health(ctx, health);
+                }
+                Err(reason) => act
+                    .env
+                    .fail(ctx, format!("cannot read the machine facts: {reason}")),
+            }
+        }));
+    }
+}
+
+/// Calls [`NodeStatus::health_changed`] on every new runtime health.
+fn follow_health(ctx: &mut Context<NodeStatus>, health: watch::Receiver<RuntimeHealth>) {
+    let changes = futures::stream::unfold(health, |mut health| async move {
+        health.changed().await.ok().map(|()| ((), health))
+    });
+    actix::fut::wrap_stream::<_, NodeStatus>(changes)
+        .map(|(), act, ctx| act.health_changed(ctx))
+        .finish()
+        .spawn(ctx);
+}
+
+impl Actor for NodeStatus {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        metrics::describe_gauge!(NODE_NAME_METRIC, "The node's name. The count is always 1.");
+        metrics::describe_counter!(
+            STATUS_METRIC,
+            "Node status rounds by result: registered, patched, unchanged, error."
+        );
+        metrics::describe_counter!(
+            LEASE_METRIC,
+            "Node lease renewals by result: created, renewed, error."
+        );
+        match self.managed.as_ref().map(|m| m.health.clone()) {
+            Some(health) => self.start_managed(ctx, health),
+            None => {
+                self.env.set_status("standalone: no API server");
+                ctx.run_interval(STANDALONE_TICK, Self::status_tick);
+            }
+        }
+    }
+}

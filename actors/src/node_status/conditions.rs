@@ -1,0 +1,194 @@
+//! The node conditions sergeant owns — `MemoryPressure`, `DiskPressure`, `PIDPressure` and
+//! `Ready` — as upstream's condition setters write them: the heartbeat is stamped on every
+//! update, the transition time only when the status flips. Pure.
+
+use k8s_openapi::api::core::v1::NodeCondition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use sergeant_messages::runtime::RuntimeHealth;
+
+/// The condition type the scheduler and the node lifecycle controller read.
+pub const READY: &str = "Ready";
+
+/// Why the node is not ready, as upstream's runtime state reports it; `None` when it is.
+#[must_use]
+pub fn not_ready_reason(health: &RuntimeHealth) -> Option<String> {
+    let mut errors = Vec::new();
+    if !health.reachable {
+        errors.push(if health.adapter.is_empty() {
+            "container runtime status check may not have completed yet".to_owned()
+        } else {
+            "container runtime is down".to_owned()
+        });
+    } else {
+        if !health.runtime_ready {
+            errors.push(format!("container runtime not ready: {}", health.message));
+        }
+        if !health.network_ready {
+            errors.push(format!(
+                "container runtime network not ready: {}",
+                health.message
+            ));
+        }
+    }
+    match errors.len() {
+        0 => None,
+        1 => errors.pop(),
+        _ => Some(format!("[{}]", errors.join(", "))),
+    }
+}
+
+/// The conditions to report at `now`, given what the node object says (`previous`) and the
+/// runtime's health. Pressure conditions are `False` until the eviction manager reports them.
+#[must_use]
+pub fn conditions(
+    previous: &[NodeCondition],
+    health: &RuntimeHealth,
+    now: &Time,
+) -> Vec<NodeCondition> {
+    let ready = match not_ready_reason(health) {
+        None => (
+            "True",
+            "KubeletReady",
+            "kubelet is posting ready status".to_owned(),
+        ),
+        Some(reason) => ("False", "KubeletNotReady", reason),
+    };
+    [
+        (
+            "MemoryPressure",
+            (
+                "False",
+                "KubeletHasSufficientMemory",
+                "kubelet has sufficient memory available".to_owned(),
+            ),
+        ),
+        (
+            "DiskPressure",
+            (
+                "False",
+                "KubeletHasNoDiskPressure",
+                "kubelet has no disk pressure".to_owned(),
+            ),
+        ),
+        (
+            "PIDPressure",
+            (
+                "False",
+                "KubeletHasSufficientPID",
+                "kubelet has sufficient PID available".to_owned(),
+            ),
+        ),
+        (READY, ready),
+    ]
+    .into_iter()
+    .map(|(kind, (status, reason, message))| {
+        let before = previous.iter().find(|c| c.type_ == kind);
+        let transition = match before {
+            Some(before) if before.status == status => before.last_transition_time.clone(),
+            _ => Some(now.clone()),
+        };
+        NodeCondition {
+            type_: kind.to_owned(),
+            status: status.to_owned(),
+            reason: Some(reason.to_owned()),
+            message: Some(message),
+            last_heartbeat_time: Some(now.clone()),
+            last_transition_time: transition,
+        }
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::jiff::Timestamp;
+
+    fn at(second: i64) -> Time {
+        Time(Timestamp::from_second(second).unwrap())
+    }
+
+    fn healthy() -> RuntimeHealth {
+        RuntimeHealth {
+            adapter: "cri".to_owned(),
+            reachable: true,
+            runtime_ready: true,
+            network_ready: true,
+            ..RuntimeHealth::default()
+        }
+    }
+
+    fn ready(conditions: &[NodeCondition]) -> &NodeCondition {
+        conditions.iter().find(|c| c.type_ == READY).unwrap()
+    }
+
+    #[test]
+    fn a_healthy_runtime_makes_the_node_ready_and_no_pressure_is_reported() {
+        let now = at(100);
+        let all = conditions(&[], &healthy(), &now);
+        let kinds: Vec<&str> = all.iter().map(|c| c.type_.as_str()).collect();
+        assert_eq!(
+            kinds,
+            ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]
+        );
+        let ready = ready(&all);
+        assert_eq!(ready.status, "True");
+        assert_eq!(ready.reason.as_deref(), Some("KubeletReady"));
+        assert_eq!(
+            ready.message.as_deref(),
+            Some("kubelet is posting ready status")
+        );
+        assert!(all.iter().take(3).all(|c| c.status == "False"));
+        assert_eq!(all[0].reason.as_deref(), Some("KubeletHasSufficientMemory"));
+        assert_eq!(all[1].reason.as_deref(), Some("KubeletHasNoDiskPressure"));
+        assert_eq!(all[2].reason.as_deref(), Some("KubeletHasSufficientPID"));
+        assert!(all
+            .iter()
+            .all(|c| c.last_transition_time == Some(now.clone())));
+    }
+
+    #[test]
+    fn the_transition_time_moves_only_when_the_status_flips() {
+        let first = conditions(&[], &healthy(), &at(100));
+        let second = conditions(&first, &healthy(), &at(110));
+        assert_eq!(ready(&second).last_transition_time, Some(at(100)));
+        assert_eq!(ready(&second).last_heartbeat_time, Some(at(110)));
+        let down = RuntimeHealth {
+            reachable: false,
+            message: "connection refused".to_owned(),
+            ..healthy()
+        };
+        let third = conditions(&second, &down, &at(120));
+        let ready = ready(&third);
+        assert_eq!(ready.status, "False");
+        assert_eq!(ready.reason.as_deref(), Some("KubeletNotReady"));
+        assert_eq!(ready.message.as_deref(), Some("container runtime is down"));
+        assert_eq!(ready.last_transition_time, Some(at(120)));
+        assert_eq!(third[0].last_transition_time, Some(at(100)));
+    }
+
+    #[test]
+    fn every_reason_for_not_ready_is_named() {
+        assert_eq!(
+            not_ready_reason(&RuntimeHealth::default()).as_deref(),
+            Some("container runtime status check may not have completed yet")
+        );
+        let no_network = RuntimeHealth {
+            network_ready: false,
+            message: "NetworkReady: NetworkPluginNotReady cni not initialized".to_owned(),
+            ..healthy()
+        };
+        assert_eq!(
+            not_ready_reason(&no_network).as_deref(),
+            Some("container runtime network not ready: NetworkReady: NetworkPluginNotReady cni not initialized")
+        );
+        let neither = RuntimeHealth {
+            runtime_ready: false,
+            ..no_network
+        };
+        assert!(not_ready_reason(&neither)
+            .unwrap()
+            .starts_with("[container runtime not ready: "));
+        assert_eq!(not_ready_reason(&healthy()), None);
+    }
+}

@@ -1,0 +1,252 @@
+//! `/exec`, `/attach` and `/portForward`: the runtime is asked for a streaming URL (CRI
+//! `Exec`, `Attach`, `PortForward`) and the client's upgraded connection — SPDY or WebSocket,
+//! whatever it speaks — is proxied to it byte for byte, as upstream's kubelet does.
+
+use axum::body::Body;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::rt::TokioIo;
+use sergeant_messages::runtime::cri;
+use tokio::net::TcpStream;
+
+use super::target::{container_id, find, Failure};
+use crate::pod::observe::observe;
+use crate::server::ServerDeps;
+
+/// The query of exec and attach: `command` (repeated), `stdin`, `stdout`, `stderr`, `tty`.
+struct StreamQuery {
+    command: Vec<String>,
+    stdin: bool,
+    stdout: bool,
+    stderr: bool,
+    tty: bool,
+}
+
+impl StreamQuery {
+    fn parse(pairs: &[(String, String)]) -> Result<Self, Failure> {
+        let flag = |name: &str| {
+            pairs
+                .iter()
+                .any(|(k, v)| k == name && matches!(v.as_str(), "1" | "true" | ""))
+        };
+        let query = Self {
+            command: pairs
+                .iter()
+                .filter(|(k, _)| k == "command")
+                .map(|(_, v)| v.clone())
+                .collect(),
+            stdin: flag("stdin") || flag("input"),
+            stdout: flag("stdout") || flag("output"),
+            stderr: flag("stderr") || flag("error"),
+            tty: flag("tty"),
+        };
+        if !(query.stdin || query.stdout || query.stderr) {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                "you must specify at least 1 of stdin, stdout, stderr".to_owned(),
+            ));
+        }
+        Ok(query)
+    }
+}
+
+/// `/exec/{namespace}/{pod}/{container}?command=...`.
+pub async fn exec(
+    State(deps): State<ServerDeps>,
+    Path((namespace, pod, container)): Path<(String, String, String)>,
+    Query(pairs): Query<Vec<(String, String)>>,
+    request: Request,
+) -> Response {
+    let url = async {
+        let query = StreamQuery::parse(&pairs)?;
+        if query.command.is_empty() {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                "command: a command is required".to_owned(),
+            ));
+        }
+        let named = find(&deps, &namespace, &pod, &container).await?;
+        let id = container_id(&named, &container, false)?;
+        let answer = deps
+            .port
+            .call(cri::ExecRequest {
+                container_id: id,
+                cmd: query.command,
+                tty: query.tty,
+                stdin: query.stdin,
+                stdout: query.stdout,
+                stderr: query.stderr && !query.tty,
+            })
+            .await
+            .map_err(runtime_failure)?;
+        Ok(answer.url)
+    };
+    respond(url.await, request).await
+}
+
+/// `/attach/{namespace}/{pod}/{container}`.
+pub async fn attach(
+    State(deps): State<ServerDeps>,
+    Path((namespace, pod, container)): Path<(String, String, String)>,
+    Query(pairs): Query<Vec<(String, String)>>,
+    request: Request,
+) -> Response {
+    let url = async {
+        let query = StreamQuery::parse(&pairs)?;
+        let named = find(&deps, &namespace, &pod, &container).await?;
+        let id = container_id(&named, &container, false)?;
+        let answer = deps
+            .port
+            .call(cri::AttachRequest {
+                container_id: id,
+                stdin: query.stdin,
+                tty: query.tty,
+                stdout: query.stdout,
+                stderr: query.stderr && !query.tty,
+            })
+            .await
+            .map_err(runtime_failure)?;
+        Ok(answer.url)
+    };
+    respond(url.await, request).await
+}
+
+/// `/portForward/{namespace}/{pod}`.
+pub async fn port_forward(
+    State(deps): State<ServerDeps>,
+    Path((namespace, pod)): Path<(String, String)>,
+    request: Request,
+) -> Response {
+    let url = async {
+        let pods = deps
+            .pods
+            .send(crate::pod_manager::ListPods)
+            .await
+            .map_err(|e| {
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("the pod manager is unavailable: {e}"),
+                )
+            })?;
+        let uid = pods
+            .iter()
+            .find(|p| {
+                p.metadata.namespace.as_deref().unwrap_or("default") == namespace
+                    && p.metadata.name.as_deref() == Some(pod.as_str())
+            })
+            .and_then(|p| p.metadata.uid.clone())
+            .ok_or_else(|| {
+                (
+                    StatusCode::NOT_FOUND,
+                    format!("pod {namespace}/{pod} not found"),
+                )
+            })?;
+        let runtime = observe(&deps.port, &uid).await.map_err(runtime_failure)?;
+        let sandbox = runtime.ready_sandbox().ok_or_else(|| {
+            (
+                StatusCode::BAD_REQUEST,
+                format!("pod {namespace}/{pod} has no running sandbox"),
+            )
+        })?;
+        let answer = deps
+            .port
+            .call(cri::PortForwardRequest {
+                pod_sandbox_id: sandbox.id.clone(),
+                port: Vec::new(),
+            })
+            .await
+            .map_err(runtime_failure)?;
+        Ok(answer.url)
+    };
+    respond(url.await, request).await
+}
+
+fn runtime_failure(error: sergeant_messages::runtime_error::RuntimeError) -> Failure {
+    (StatusCode::INTERNAL_SERVER_ERROR, error.to_string())
+}
+
+async fn respond(url: Result<String, Failure>, request: Request) -> Response {
+    match url {
+        Ok(url) => proxy(&url, request)
+            .await
+            .unwrap_or_else(|(status, message)| (status, format!("{message}\n")).into_response()),
+        Err((status, message)) => (status, format!("{message}\n")).into_response(),
+    }
+}
+
+/// Sends `request` (its method and upgrade headers) to the runtime's streaming `url`; on
+/// `101 Switching Protocols` joins the two upgraded connections.
+async fn proxy(url: &str, mut request: Request) -> Result<Response, Failure> {
+    let bad_gateway = |what: &str, e: &dyn std::fmt::Display| {
+        (
+            StatusCode::BAD_GATEWAY,
+            format!("the runtime's streaming server at {url}: {what}: {e}"),
+        )
+    };
+    let target: Uri = url.parse().map_err(|e| bad_gateway("bad URL", &e))?;
+    let authority = target
+        .authority()
+        .ok_or_else(|| bad_gateway("no host", &"-"))?
+        .to_string();
+    let tcp = TcpStream::connect(&authority)
+        .await
+        .map_err(|e| bad_gateway("connect", &e))?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .map_err(|e| bad_gateway("handshake", &e))?;
+    tokio::spawn(async move {
+        // Ends with the exchange or the upgraded stream.
+        let _ = connection.with_upgrades().await;
+    });
+    let mut backend = hyper::Request::builder()
+        .method(request.method().clone())
+        .uri(target.path_and_query().map_or("/", |p| p.as_str()))
+        .header(header::HOST, authority.as_str());
+    for (name, value) in request.headers() {
+        if name != header::HOST && name != header::AUTHORIZATION {
+            backend = backend.header(name, value);
+        }
+    }
+    let backend = backend
+        .body(Empty::<Bytes>::new())
+        .map_err(|e| bad_gateway("request", &e))?;
+    let client_upgrade = hyper::upgrade::on(&mut request);
+    let mut response = sender
+        .send_request(backend)
+        .await
+        .map_err(|e| bad_gateway("request", &e))?;
+    let status = response.status();
+    let headers = response.headers().clone();
+    if status != StatusCode::SWITCHING_PROTOCOLS {
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let mut answer = (status, body).into_response();
+        answer.headers_mut().extend(headers);
+        return Ok(answer);
+    }
+    let backend_upgrade = hyper::upgrade::on(&mut response);
+    tokio::spawn(async move {
+        match tokio::join!(client_upgrade, backend_upgrade) {
+            (Ok(client), Ok(backend)) => {
+                let (mut client, mut backend) = (TokioIo::new(client), TokioIo::new(backend));
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut backend).await;
+            }
+            (client, backend) => tracing::debug!(
+                "stream not joined: client {:?}, runtime {:?}",
+                client.err(),
+                backend.err()
+            ),
+        }
+    });
+    let mut answer = Response::new(Body::empty());
+    *answer.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    *answer.headers_mut() = headers;
+    Ok(answer)
+}

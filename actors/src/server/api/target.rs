@@ -1,0 +1,115 @@
+//! Finding the container a kubelet API request names (`{namespace}/{pod}/{container}`) among
+//! the node's pods, with upstream's 404 and 400 answers when it cannot.
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use sergeant_messages::pods::core::{ContainerStatus, Pod};
+
+use crate::pod_manager::ListPods;
+use crate::server::ServerDeps;
+
+/// A request's failure: the status and the message.
+pub type Failure = (StatusCode, String);
+
+/// The named container of a pod on this node.
+pub struct NamedContainer {
+    /// Its pod.
+    pub pod: Arc<Pod>,
+    /// Its status, when the pod has reported one.
+    pub status: Option<ContainerStatus>,
+}
+
+/// Finds `namespace/name`'s container `container`.
+///
+/// # Errors
+/// 404 for an unknown pod or container, 503 when the pod manager cannot be asked.
+pub async fn find(
+    deps: &ServerDeps,
+    namespace: &str,
+    name: &str,
+    container: &str,
+) -> Result<NamedContainer, Failure> {
+    let pods = deps.pods.send(ListPods).await.map_err(|e| {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the pod manager is unavailable: {e}"),
+        )
+    })?;
+    let pod = pods
+        .into_iter()
+        .find(|p| {
+            p.metadata.namespace.as_deref().unwrap_or("default") == namespace
+                && p.metadata.name.as_deref() == Some(name)
+        })
+        .ok_or_else(|| {
+            (
+                StatusCode::NOT_FOUND,
+                format!("pod {namespace}/{name} not found"),
+            )
+        })?;
+    let spec = pod.spec.as_ref();
+    let known = spec.is_some_and(|s| {
+        s.containers
+            .iter()
+            .chain(s.init_containers.iter().flatten())
+            .any(|c| c.name == container)
+    });
+    if !known {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("container {container:?} is not valid for pod {name:?}"),
+        ));
+    }
+    let status = pod.status.as_ref().and_then(|s| {
+        s.container_statuses
+            .iter()
+            .chain(s.init_container_statuses.iter())
+            .flatten()
+            .find(|c| c.name == container)
+            .cloned()
+    });
+    Ok(NamedContainer { pod, status })
+}
+
+/// The runtime ID of a status's current instance, or of its previous one (`previous`).
+///
+/// # Errors
+/// 400 when that instance does not exist, naming why.
+pub fn container_id(
+    named: &NamedContainer,
+    container: &str,
+    previous: bool,
+) -> Result<String, Failure> {
+    let name = named.pod.metadata.name.clone().unwrap_or_default();
+    let status = named.status.as_ref();
+    let id = if previous {
+        status
+            .and_then(|s| s.last_state.as_ref())
+            .and_then(|s| s.terminated.as_ref())
+            .and_then(|t| t.container_id.clone())
+            .ok_or_else(|| {
+                (
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "previous terminated container {container:?} in pod {name:?} not found"
+                    ),
+                )
+            })?
+    } else {
+        status.and_then(|s| s.container_id.clone()).ok_or_else(|| {
+            let waiting = status
+                .and_then(|s| s.state.as_ref())
+                .and_then(|s| s.waiting.as_ref())
+                .and_then(|w| w.reason.clone())
+                .unwrap_or_else(|| "ContainerCreating".to_owned());
+            (
+                StatusCode::BAD_REQUEST,
+                format!("container {container:?} in pod {name:?} is waiting to start: {waiting}"),
+            )
+        })?
+    };
+    Ok(id
+        .split_once("://")
+        .map_or(id.clone(), |(_, raw)| raw.to_owned()))
+}

@@ -1,0 +1,137 @@
+//! The `ApiPodSource` actor: managed mode's source of pods, as upstream's API server source.
+//! It watches the pods bound to this node (`spec.nodeName=<node>`, every namespace) with
+//! kube-runtime's watcher, which lists, watches from the list's resource version, resumes
+//! after a disconnect, lists again after an expired one (410), and backs off between failures.
+//! The whole view is published as the API source's snapshot after every change.
+
+use actix::{Actor, AsyncContext, Context, StreamHandler};
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Api, Client};
+use sergeant_messages::pods::core::Pod;
+use sergeant_messages::pods::{RejectedManifest, SourceSnapshot};
+use tokio::sync::watch;
+
+use super::api_store::ApiStore;
+use crate::failpoint;
+use crate::supervisor::{ChildEnv, ChildSpec, Slot};
+
+const METRIC: &str = "sergeant_api_pods";
+
+/// Managed mode's source of pods: the pods the API server binds to this node.
+pub struct ApiPodSource {
+    env: ChildEnv,
+    client: Client,
+    node: String,
+    out: watch::Sender<SourceSnapshot>,
+    store: ApiStore,
+}
+
+impl ApiPodSource {
+    /// A source watching the pods of node `node` through `client`, publishing on `out`.
+    #[must_use]
+    pub fn new(
+        env: &ChildEnv,
+        client: Client,
+        node: String,
+        out: watch::Sender<SourceSnapshot>,
+    ) -> Self {
+        Self {
+            env: env.clone(),
+            client,
+            node,
+            out,
+            store: ApiStore::default(),
+        }
+    }
+
+    /// Publishes the view if it differs from the one out there; logs each new rejection once.
+    fn publish(&self) {
+        let next = self.store.snapshot();
+        let previous: Vec<RejectedManifest> = self.out.borrow().rejected.clone();
+        for rejected in next.rejected.iter().filter(|r| !previous.contains(r)) {
+            tracing::warn!(pod = %rejected.origin, "API pod rejected: {}", rejected.error);
+        }
+        metrics::gauge!(METRIC, "state" => "accepted").set(next.pods.len() as f64);
+        metrics::gauge!(METRIC, "state" => "rejected").set(next.rejected.len() as f64);
+        self.env.set_status(format!(
+            "watching the pods of node {}: {} pods, {} rejected",
+            self.node,
+            next.pods.len(),
+            next.rejected.len()
+        ));
+        self.out.send_if_modified(|current| {
+            let same = current.synced == next.synced
+                && current.pods == next.pods
+                && current.rejected == next.rejected;
+            if !same {
+                *current = next;
+            }
+            !same
+        });
+    }
+}
+
+impl Actor for ApiPodSource {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        metrics::describe_gauge!(
+            METRIC,
+            "Pods the API server binds to this node, by state (accepted or rejected)."
+        );
+        self.env.set_status(format!(
+            "listing the pods of node {} (not synced yet)",
+            self.node
+        ));
+        let resource = ApiResource::erase::<Pod>(&());
+        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource);
+        let config = watcher::Config::default().fields(&format!("spec.nodeName={}", self.node));
+        ctx.add_stream(watcher(api, config).default_backoff());
+    }
+}
+
+impl StreamHandler<Result<watcher::Event<DynamicObject>, watcher::Error>> for ApiPodSource {
+    fn handle(
+        &mut self,
+        event: Result<watcher::Event<DynamicObject>, watcher::Error>,
+        ctx: &mut Context<Self>,
+    ) {
+        if let Err(fault) = failpoint::check("api-source::event") {
+            return self.env.fail(ctx, fault);
+        }
+        match event {
+            Ok(event) => {
+                if self.store.apply(event) {
+                    self.publish();
+                }
+            }
+            Err(err) => {
+                tracing::warn!("watching pods failed, retrying with back-off: {err}");
+                let synced = if self.store.synced() {
+                    "keeping the pods last seen"
+                } else {
+                    "not synced yet"
+                };
+                self.env.set_status(format!(
+                    "watching the pods of node {} failed ({synced}), retrying: {err}",
+                    self.node
+                ));
+            }
+        }
+    }
+}
+
+/// The `api-source` child of the `pods` supervisor: watches the pods of node `node` through
+/// `client` and publishes them on `out`, which outlives its restarts (so the pod manager keeps
+/// the last view while a new incarnation lists again).
+#[must_use]
+pub fn api_child_spec(
+    client: Client,
+    node: String,
+    out: watch::Sender<SourceSnapshot>,
+) -> ChildSpec {
+    ChildSpec::worker("api-source", &Slot::new("api-source"), move |env| {
+        ApiPodSource::new(env, client.clone(), node.clone(), out.clone())
+    })
+}

@@ -1,0 +1,151 @@
+//! One object of the API server's pod watch becomes a pod for the pod manager: decoded on its
+//! own (so one object the agent cannot read never hides the others), checked like a static pod,
+//! and marked with the `api` config source as upstream marks it. Pods keep their own UIDs.
+
+use std::collections::BTreeMap;
+
+use kube::api::DynamicObject;
+use sergeant_messages::pods::core::Pod;
+
+use super::error::Manifest;
+use super::static_pod::CONFIG_SOURCE;
+use super::validate::{validate, Origin};
+
+/// The value of [`CONFIG_SOURCE`] on pods that came from the API server.
+pub const API_SOURCE: &str = "api";
+/// The annotation of a mirror pod, the API's copy of a static pod: not a pod to run.
+const MIRROR: &str = "kubernetes.io/config.mirror";
+
+/// Why an API object cannot be run on this node, as one line naming the field and reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiPodError {
+    /// The object is not a v1 Pod this agent can read.
+    #[error("{field}: {reason}")]
+    Decode {
+        /// The field path that did not decode (`spec.containers[0].ports`).
+        field: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// The pod decoded but fails the checks every pod on the node passes.
+    #[error("{}", .problems.join("; "))]
+    Invalid {
+        /// Each problem as `field: reason`.
+        problems: Vec<String>,
+    },
+}
+
+/// The object's name as the source reports it: `namespace/name (uid)`.
+#[must_use]
+pub fn origin_of(object: &DynamicObject) -> String {
+    format!(
+        "pods/{}/{} (uid {})",
+        object.metadata.namespace.as_deref().unwrap_or("default"),
+        object.metadata.name.as_deref().unwrap_or_default(),
+        object.metadata.uid.as_deref().unwrap_or_default()
+    )
+}
+
+/// Decodes and checks one watched object: the pod to run, or `None` for a mirror pod (the
+/// API's reflection of a static pod, which runs from its manifest, not from here).
+///
+/// # Errors
+/// [`ApiPodError`] naming the field and the reason.
+pub fn convert(object: &DynamicObject) -> Result<Option<Pod>, ApiPodError> {
+    let annotations = object.metadata.annotations.as_ref();
+    if annotations.is_some_and(|a| a.contains_key(MIRROR)) {
+        return Ok(None);
+    }
+    let value = serde_json::to_value(object).map_err(|e| ApiPodError::Decode {
+        field: "(object)".to_owned(),
+        reason: e.to_string(),
+    })?;
+    let mut pod: Pod =
+        serde_path_to_error::deserialize(value).map_err(|e| ApiPodError::Decode {
+            field: e.path().to_string(),
+            reason: e.inner().to_string(),
+        })?;
+    let manifest = Manifest { file: "", text: "" };
+    let mut problems: Vec<String> = validate(&pod, &manifest, Origin::Api)
+        .into_iter()
+        .map(|p| format!("{}: {}", p.field.unwrap_or_default(), p.reason))
+        .collect();
+    if pod.metadata.uid.as_deref().unwrap_or_default().is_empty() {
+        problems.push("metadata.uid: required".to_owned());
+    }
+    if !problems.is_empty() {
+        return Err(ApiPodError::Invalid { problems });
+    }
+    pod.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(CONFIG_SOURCE.to_owned(), API_SOURCE.to_owned());
+    Ok(Some(pod))
+}
+
+/// Whether `pod` came from the API server (and so has a status to report there).
+#[must_use]
+pub fn is_api_pod(pod: &Pod) -> bool {
+    pod.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(CONFIG_SOURCE))
+        .is_some_and(|s| s == API_SOURCE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(spec: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "team", "uid": "u-1"},
+            "spec": spec,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_good_pod_keeps_its_uid_and_is_marked_api() {
+        let good = object(serde_json::json!({"containers": [{"name": "c", "image": "busybox"}]}));
+        let Ok(Some(pod)) = convert(&good) else {
+            panic!("not converted");
+        };
+        assert_eq!(pod.metadata.uid.as_deref(), Some("u-1"));
+        assert_eq!(pod.metadata.name.as_deref(), Some("web"));
+        assert!(is_api_pod(&pod));
+        assert_eq!(origin_of(&good), "pods/team/web (uid u-1)");
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_type_is_named() {
+        let bad = object(
+            serde_json::json!({"containers": [{"name": "c", "image": "busybox", "ports": "80"}]}),
+        );
+        let error = convert(&bad).unwrap_err();
+        assert!(
+            error.to_string().starts_with("spec.containers[0].ports: "),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn failed_checks_are_all_listed() {
+        let bad = object(serde_json::json!({"containers": [
+            {"name": "c", "image": ""},
+            {"name": "c", "image": "busybox"},
+        ]}));
+        assert_eq!(
+            convert(&bad).unwrap_err().to_string(),
+            "spec.containers[0].image: required: a container needs an image; \
+             spec.containers[1].name: duplicate container name \"c\" (first at spec.containers[0].name)"
+        );
+    }
+
+    #[test]
+    fn mirror_pods_are_not_run() {
+        let mut mirror = object(serde_json::json!({"containers": []}));
+        mirror.metadata.annotations = Some([(MIRROR.to_owned(), "x".to_owned())].into());
+        assert_eq!(convert(&mirror), Ok(None));
+    }
+}

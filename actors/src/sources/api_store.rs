@@ -1,0 +1,175 @@
+//! What the API pod watch has shown so far, kept as a whole view: every pod bound to the node,
+//! or why it was rejected. A relist (the first list, or one after an expired resource version)
+//! is gathered aside and replaces the view only once complete, so pods never flicker away while
+//! the watcher lists again.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kube::api::DynamicObject;
+use kube::runtime::watcher::Event;
+use sergeant_messages::pods::core::Pod;
+use sergeant_messages::pods::{PodSource, RejectedManifest, SourceSnapshot};
+
+use super::api_pod::{convert, origin_of};
+
+/// One object of the view.
+#[derive(Debug, Clone, PartialEq)]
+enum Entry {
+    Pod(Arc<Pod>),
+    Rejected(RejectedManifest),
+}
+
+/// The pods bound to the node, by `namespace/name`.
+#[derive(Debug, Default)]
+pub(crate) struct ApiStore {
+    view: BTreeMap<String, Entry>,
+    /// A relist in progress.
+    relist: Option<BTreeMap<String, Entry>>,
+    synced: bool,
+}
+
+impl ApiStore {
+    /// Takes one watcher event; true when the view changed (time to publish).
+    pub(crate) fn apply(&mut self, event: Event<DynamicObject>) -> bool {
+        match event {
+            Event::Init => {
+                self.relist = Some(BTreeMap::new());
+                false
+            }
+            Event::InitApply(object) => {
+                let relist = self.relist.get_or_insert_with(BTreeMap::new);
+                insert(relist, &object);
+                false
+            }
+            Event::InitDone => {
+                self.view = self.relist.take().unwrap_or_default();
+                self.synced = true;
+                true
+            }
+            Event::Apply(object) => {
+                insert(&mut self.view, &object);
+                true
+            }
+            Event::Delete(object) => {
+                self.view.remove(&key_of(&object));
+                true
+            }
+        }
+    }
+
+    /// Whether a complete list has been read.
+    pub(crate) fn synced(&self) -> bool {
+        self.synced
+    }
+
+    /// The view as the pod manager takes it.
+    pub(crate) fn snapshot(&self) -> SourceSnapshot {
+        let mut pods = Vec::new();
+        let mut rejected = Vec::new();
+        for entry in self.view.values() {
+            match entry {
+                Entry::Pod(pod) => pods.push(Arc::clone(pod)),
+                Entry::Rejected(why) => rejected.push(why.clone()),
+            }
+        }
+        SourceSnapshot {
+            synced: self.synced,
+            source: PodSource::Api,
+            pods,
+            rejected,
+        }
+    }
+}
+
+fn key_of(object: &DynamicObject) -> String {
+    format!(
+        "{}/{}",
+        object.metadata.namespace.as_deref().unwrap_or_default(),
+        object.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+fn insert(view: &mut BTreeMap<String, Entry>, object: &DynamicObject) {
+    let key = key_of(object);
+    match convert(object) {
+        Ok(Some(pod)) => {
+            view.insert(key, Entry::Pod(Arc::new(pod)));
+        }
+        Ok(None) => {
+            view.remove(&key);
+        }
+        Err(error) => {
+            view.insert(
+                key,
+                Entry::Rejected(RejectedManifest {
+                    origin: origin_of(object),
+                    error: error.to_string(),
+                }),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str, image: &str) -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")},
+            "spec": {"containers": [{"name": "c", "image": image}]},
+        }))
+        .unwrap()
+    }
+
+    fn names(store: &ApiStore) -> Vec<String> {
+        store
+            .snapshot()
+            .pods
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn a_relist_replaces_the_view_only_when_complete() {
+        let mut store = ApiStore::default();
+        assert!(!store.apply(Event::Init));
+        assert!(!store.apply(Event::InitApply(pod("a", "busybox"))));
+        assert!(!store.snapshot().synced);
+        assert!(store.apply(Event::InitDone));
+        assert!(store.synced());
+        assert_eq!(names(&store), ["a"]);
+        // An expired resource version: the watcher lists again; "a" is gone, "b" is new.
+        store.apply(Event::Init);
+        store.apply(Event::InitApply(pod("b", "busybox")));
+        assert_eq!(names(&store), ["a"], "kept until the relist is complete");
+        store.apply(Event::InitDone);
+        assert_eq!(names(&store), ["b"]);
+        assert!(store.apply(Event::Delete(pod("b", "busybox"))));
+        assert!(names(&store).is_empty());
+    }
+
+    #[test]
+    fn a_bad_pod_is_rejected_alone() {
+        let mut store = ApiStore::default();
+        store.apply(Event::Init);
+        store.apply(Event::InitApply(pod("good", "busybox")));
+        store.apply(Event::InitApply(pod("bad", "")));
+        store.apply(Event::InitDone);
+        let snapshot = store.snapshot();
+        assert_eq!(names(&store), ["good"]);
+        assert_eq!(
+            snapshot.rejected,
+            [RejectedManifest {
+                origin: "pods/default/bad (uid uid-bad)".into(),
+                error: "spec.containers[0].image: required: a container needs an image".into(),
+            }]
+        );
+        // Fixed in place: accepted, and the rejection is gone.
+        store.apply(Event::Apply(pod("bad", "busybox")));
+        assert_eq!(names(&store), ["bad", "good"]);
+        assert!(store.snapshot().rejected.is_empty());
+    }
+}

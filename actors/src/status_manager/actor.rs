@@ -1,0 +1,293 @@
+//! The status manager actor: one write queue per API pod, fed by the pod manager, drained
+//! against the API server; the API source's snapshot tells it what the API server holds.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
+use kube::Client;
+use sergeant_messages::pods::core::{Pod, PodStatus};
+use sergeant_messages::pods::{PodKey, SourceSnapshot};
+use tokio::sync::watch;
+use tracing::Instrument;
+
+use super::entry::{Next, PodEntry};
+use super::merge::merged;
+use super::write::{delete_pod, patch_status, WriteError};
+use crate::failpoint;
+use crate::supervisor::ChildEnv;
+
+const SYNC_DURATION: &str = "kubelet_pod_status_sync_duration_seconds";
+const PATCHES: &str = "sergeant_pod_status_patches_total";
+
+/// Writes the status of API pods to the API server, and deletes pods the pod actors finished
+/// terminating after a graceful deletion.
+pub struct StatusManager {
+    env: ChildEnv,
+    client: Client,
+    api_pods: watch::Receiver<SourceSnapshot>,
+    pods: BTreeMap<String, (PodKey, PodEntry)>,
+}
+
+impl StatusManager {
+    /// A status manager writing through `client`; `api_pods` is the API source's view.
+    #[must_use]
+    pub fn new(env: &ChildEnv, client: Client, api_pods: watch::Receiver<SourceSnapshot>) -> Self {
+        Self {
+            env: env.clone(),
+            client,
+            api_pods,
+            pods: BTreeMap::new(),
+        }
+    }
+
+    /// The API server's copy of the pod `uid`, as last watched.
+    fn api_pod(&self, uid: &str) -> Option<Arc<Pod>> {
+        self.api_pods
+            .borrow()
+            .pods
+            .iter()
+            .find(|p| p.metadata.uid.as_deref() == Some(uid))
+            .cloned()
+    }
+
+    /// Starts what the pod `uid`'s queue has to do next.
+    fn kick(&mut self, uid: &str, ctx: &mut Context<Self>) {
+        let api = self.api_pod(uid);
+        let Some((key, entry)) = self.pods.get_mut(uid) else {
+            return;
+        };
+        let deleting = api
+            .as_ref()
+            .is_some_and(|p| p.metadata.deletion_timestamp.is_some());
+        let key = key.clone();
+        let span = tracing::info_span!("pod-status", namespace = %key.namespace, name = %key.name, uid = %key.uid);
+        match entry.next(deleting, api.as_ref().and_then(|p| p.status.as_ref())) {
+            Next::Idle => {}
+            Next::Patch(status) => {
+                let client = self.client.clone();
+                let work = async move {
+                    let result = match failpoint::check("status-manager::patch") {
+                        Ok(()) => patch_status(client, &key, &status).await,
+                        Err(fault) => Err(WriteError::Failed {
+                            pod: key.to_string(),
+                            reason: fault.to_string(),
+                        }),
+                    };
+                    (*status, result)
+                };
+                let uid = uid.to_owned();
+                ctx.spawn(
+                    work.instrument(span).into_actor(self).map(
+                        move |(status, result), act, ctx| act.patched(&uid, status, result, ctx),
+                    ),
+                );
+            }
+            Next::Delete => {
+                let client = self.client.clone();
+                tracing::info!(pod = %key, "pod terminated, deleting it from the API server");
+                let work = async move { delete_pod(client, &key).await };
+                let uid = uid.to_owned();
+                ctx.spawn(
+                    work.instrument(span).into_actor(self).map(
+                        move |result, act, ctx| match result {
+                            Ok(()) => {
+                                act.pods.remove(&uid);
+                                act.show_status();
+                            }
+                            Err(error) => act.retry_later(&uid, None, &error, ctx),
+                        },
+                    ),
+                );
+            }
+        }
+    }
+
+    fn patched(
+        &mut self,
+        uid: &str,
+        status: PodStatus,
+        result: Result<(), WriteError>,
+        ctx: &mut Context<Self>,
+    ) {
+        match result {
+            Ok(()) => {
+                metrics::counter!(PATCHES, "result" => "success").increment(1);
+                if let Some((_, entry)) = self.pods.get_mut(uid) {
+                    let waited = entry.written(status, Instant::now());
+                    metrics::histogram!(SYNC_DURATION).record(waited.as_secs_f64());
+                }
+                self.kick(uid, ctx);
+            }
+            Err(gone @ WriteError::Gone { .. }) => {
+                metrics::counter!(PATCHES, "result" => "gone").increment(1);
+                tracing::debug!("{gone}; forgetting its status");
+                self.pods.remove(uid);
+            }
+            Err(error) => {
+                metrics::counter!(PATCHES, "result" => "error").increment(1);
+                // The status that failed goes back in the queue unless a newer one came.
+                self.retry_later(uid, Some(status), &error, ctx);
+            }
+        }
+        self.show_status();
+    }
+
+    fn retry_later(
+        &mut self,
+        uid: &str,
+        status: Option<PodStatus>,
+        error: &WriteError,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some((_, entry)) = self.pods.get_mut(uid) else {
+            return;
+        };
+        let delay = entry.failed(status);
+        tracing::warn!("{error}; retrying in {delay:?}");
+        let uid = uid.to_owned();
+        ctx.run_later(delay, move |act, ctx| {
+            if let Some((_, entry)) = act.pods.get_mut(&uid) {
+                entry.retry();
+            }
+            act.kick(&uid, ctx);
+        });
+    }
+
+    /// Drops the queues of pods the API server no longer has (once its view is complete).
+    fn forget_gone(&mut self) {
+        let snapshot = self.api_pods.borrow();
+        if !snapshot.synced {
+            return;
+        }
+        let known: Vec<&str> = snapshot
+            .pods
+            .iter()
+            .filter_map(|p| p.metadata.uid.as_deref())
+            .collect();
+        self.pods
+            .retain(|uid, (_, entry)| entry.busy() || known.contains(&uid.as_str()));
+    }
+
+    fn show_status(&self) {
+        self.env.set_status(format!(
+            "tracking the status of {} API pods",
+            self.pods.len()
+        ));
+    }
+}
+
+impl Actor for StatusManager {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        metrics::describe_histogram!(
+            SYNC_DURATION,
+            "Duration in seconds to sync a pod status update: from a change of the status until the API server has it."
+        );
+        metrics::describe_counter!(
+            PATCHES,
+            "Pod status patches sent to the API server, by result (success, error, gone)."
+        );
+        let mut api_pods = self.api_pods.clone();
+        let addr = ctx.address();
+        ctx.spawn(
+            async move {
+                while api_pods.changed().await.is_ok() {
+                    addr.do_send(ApiPodsChanged);
+                }
+            }
+            .into_actor(self),
+        );
+        self.show_status();
+    }
+}
+
+/// The API source's view changed.
+#[derive(Debug, Clone, Copy)]
+struct ApiPodsChanged;
+
+impl Message for ApiPodsChanged {
+    type Result = ();
+}
+
+impl Handler<ApiPodsChanged> for StatusManager {
+    type Result = ();
+
+    fn handle(&mut self, _: ApiPodsChanged, ctx: &mut Context<Self>) {
+        self.forget_gone();
+        // A deletion timestamp may have come for a pod already terminated.
+        let uids: Vec<String> = self.pods.keys().cloned().collect();
+        for uid in uids {
+            self.kick(&uid, ctx);
+        }
+        self.show_status();
+    }
+}
+
+/// The newest status a pod actor computed for an API pod.
+#[derive(Debug, Clone)]
+pub struct ReportStatus {
+    /// Which pod.
+    pub key: PodKey,
+    /// Its status.
+    pub status: PodStatus,
+}
+
+impl Message for ReportStatus {
+    type Result = ();
+}
+
+impl Handler<ReportStatus> for StatusManager {
+    type Result = ();
+
+    fn handle(&mut self, report: ReportStatus, ctx: &mut Context<Self>) {
+        let api = self.api_pod(&report.key.uid);
+        let Some(api) = api else {
+            return; // not (or no longer) in the API server
+        };
+        let Some(status) = merged(api.status.as_ref(), &report.status) else {
+            tracing::warn!(pod = %report.key, "not moving a terminated pod back to a live phase");
+            return;
+        };
+        let uid = report.key.uid.clone();
+        let (_, entry) = self
+            .pods
+            .entry(uid.clone())
+            .or_insert_with(|| (report.key, PodEntry::default()));
+        entry.report(status, api.status.as_ref(), Instant::now());
+        self.kick(&uid, ctx);
+        self.show_status();
+    }
+}
+
+/// The pod actor finished terminating an API pod: once its last status is written, a pod
+/// being deleted is deleted from the API server.
+#[derive(Debug, Clone)]
+pub struct PodFinished {
+    /// Which pod.
+    pub key: PodKey,
+}
+
+impl Message for PodFinished {
+    type Result = ();
+}
+
+impl Handler<PodFinished> for StatusManager {
+    type Result = ();
+
+    fn handle(&mut self, done: PodFinished, ctx: &mut Context<Self>) {
+        if self.api_pod(&done.key.uid).is_none() {
+            return;
+        }
+        let uid = done.key.uid.clone();
+        let (_, entry) = self
+            .pods
+            .entry(uid.clone())
+            .or_insert_with(|| (done.key, PodEntry::default()));
+        entry.finish();
+        self.kick(&uid, ctx);
+        self.show_status();
+    }
+}

@@ -1,0 +1,136 @@
+//! A sergeant in managed mode against the real control plane and containerd, for the tests of
+//! pods from the API server: it creates pods bound to its node (no scheduler involved), reads
+//! them back from the API server, and on drop deletes them (through sergeant, so their
+//! containers go too) and its Node object.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::cluster::Cluster;
+use super::{wait_for, Agent, TestConfig};
+
+/// How long a pod may take to reach the state a test waits for.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+/// busybox httpd on :8080, in the local registry.
+pub const HTTPD: &str = "127.0.0.1:5000/sergeant/httpd:1.0";
+
+/// The CRI endpoint under test.
+pub fn cri_endpoint() -> String {
+    std::env::var("SERGEANT_CRI_ENDPOINT").expect(
+        "SERGEANT_CRI_ENDPOINT is not set: run the tests through tests/run.sh, which starts containerd",
+    )
+}
+
+/// A managed sergeant named `<prefix>-<tag>`.
+pub struct Managed {
+    pub cluster: Cluster,
+    pub node: String,
+    pub agent: Agent,
+    /// The agent's configuration (its ports).
+    pub config: TestConfig,
+}
+
+impl Managed {
+    /// A node named `pods-<tag>` with environment `env`.
+    pub fn start(tag: &str, env: &[(&str, &str)]) -> Self {
+        Self::start_with(&format!("pods-{tag}"), env, TestConfig::new(), &[])
+    }
+
+    /// A node named `node` with environment `env`, configuration `config` (the runtime
+    /// endpoint is added) and `extra_args` on its command line.
+    pub fn start_with(
+        node: &str,
+        env: &[(&str, &str)],
+        config: TestConfig,
+        extra_args: &[&str],
+    ) -> Self {
+        let cluster = Cluster::from_env();
+        let kubeconfig = cluster.node_kubeconfig(node);
+        let kubeconfig = kubeconfig.to_string_lossy().into_owned();
+        // Pods left by an interrupted run would be adopted and confuse the test.
+        cluster.kubectl(&[
+            "delete",
+            "pods",
+            "-l",
+            &format!("sergeant-test={node}"),
+            "--grace-period=0",
+            "--force",
+        ]);
+        let config = config.kubelet(&format!("containerRuntimeEndpoint: {}\n", cri_endpoint()));
+        let mut args = vec!["--hostname-override", node, "--kubeconfig", &kubeconfig];
+        args.extend_from_slice(extra_args);
+        let agent = Agent::start_with_args(&config, env, &args);
+        Self {
+            cluster,
+            node: node.to_owned(),
+            agent,
+            config,
+        }
+    }
+
+    /// Creates the pod `name` bound to this node with the spec lines `spec` (indented two
+    /// spaces); its grace period is 1 s unless `spec` sets one. Returns its UID.
+    pub fn create(&self, name: &str, spec: &str) -> String {
+        let grace = if spec.contains("terminationGracePeriodSeconds") {
+            ""
+        } else {
+            "  terminationGracePeriodSeconds: 1\n"
+        };
+        self.cluster.apply(&format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    sergeant-test: {node}\nspec:\n  nodeName: {node}\n  automountServiceAccountToken: false\n{grace}{spec}",
+            node = self.node
+        ));
+        let pod = self.pod(name).expect("the pod was created");
+        pod["metadata"]["uid"].as_str().expect("a UID").to_owned()
+    }
+
+    /// The API server's copy of pod `name`.
+    pub fn pod(&self, name: &str) -> Option<Value> {
+        self.cluster.get_json(&["pod", name, "-n", "default"])
+    }
+
+    /// Waits until the API server's copy of pod `name` passes `check`.
+    pub fn wait_pod(&self, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+        wait_for(&format!("{name}: {what}"), DEADLINE, || {
+            self.pod(name).filter(|p| check(p))
+        })
+    }
+
+    /// The value of the metric line starting with `prefix` on `/metrics`.
+    pub fn metric(&self, prefix: &str) -> Option<f64> {
+        let (_, text) = self.agent.get("/metrics");
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+    }
+}
+
+impl Drop for Managed {
+    fn drop(&mut self) {
+        let selector = format!("sergeant-test={}", self.node);
+        self.cluster
+            .kubectl(&["delete", "pods", "-l", &selector, "--wait=false"]);
+        let deadline = Instant::now() + DEADLINE;
+        while Instant::now() < deadline {
+            let (ok, out) = self
+                .cluster
+                .kubectl(&["get", "pods", "-l", &selector, "-o", "name"]);
+            if ok && out.trim().is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        self.cluster.kubectl(&[
+            "delete",
+            "pods",
+            "-l",
+            &selector,
+            "--grace-period=0",
+            "--force",
+        ]);
+        self.cluster
+            .kubectl(&["delete", "node", &self.node, "--ignore-not-found"]);
+    }
+}

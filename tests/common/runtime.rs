@@ -1,0 +1,76 @@
+//! A CRI client of the containerd under test, so tests can see what the runtime really holds
+//! (no crictl needed on the machine).
+
+use sergeant_runtime_adapters::cri::api::{
+    Container, ContainerFilter, ContainerStatus, PodSandbox, PodSandboxFilter,
+};
+use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig, Endpoint};
+
+/// A blocking CRI client.
+pub struct Runtime {
+    tokio: tokio::runtime::Runtime,
+    client: CriClient,
+}
+
+impl Runtime {
+    /// The runtime at `SERGEANT_CRI_ENDPOINT`.
+    pub fn connect() -> Self {
+        let raw = std::env::var("SERGEANT_CRI_ENDPOINT").expect(
+            "SERGEANT_CRI_ENDPOINT is not set: run the tests through tests/run.sh, which starts containerd",
+        );
+        Self::connect_to(&raw)
+    }
+
+    /// The runtime at `endpoint`.
+    pub fn connect_to(endpoint: &str) -> Self {
+        let endpoint = Endpoint::parse(endpoint).expect("a valid CRI endpoint");
+        let tokio = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let client = tokio
+            .block_on(async { CriClient::new(&CriClientConfig::new(endpoint)) })
+            .expect("a CRI client");
+        Self { tokio, client }
+    }
+
+    /// Every container carrying all of `labels`, newest first.
+    pub fn containers(&self, labels: &[(&str, &str)]) -> Vec<Container> {
+        let filter = ContainerFilter {
+            label_selector: labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            ..ContainerFilter::default()
+        };
+        let mut found = self
+            .tokio
+            .block_on(self.client.list_containers(Some(filter)))
+            .expect("containers listed");
+        found.sort_by_key(|c| std::cmp::Reverse(c.created_at));
+        found
+    }
+
+    /// Every sandbox carrying all of `labels`.
+    pub fn sandboxes(&self, labels: &[(&str, &str)]) -> Vec<PodSandbox> {
+        let filter = PodSandboxFilter {
+            label_selector: labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            ..PodSandboxFilter::default()
+        };
+        self.tokio
+            .block_on(self.client.list_pod_sandboxes(Some(filter)))
+            .expect("sandboxes listed")
+    }
+
+    /// The status of container `id`.
+    pub fn container_status(&self, id: &str) -> ContainerStatus {
+        self.tokio
+            .block_on(self.client.container_status(id, false))
+            .expect("container status")
+            .status
+            .expect("a status")
+    }
+}
