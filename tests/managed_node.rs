@@ -524,7 +524,10 @@ impl Proxy {
         let listener = TcpListener::bind(("127.0.0.1", 0)).expect("a proxy port");
         listener.set_nonblocking(true).expect("nonblocking");
         let port = listener.local_addr().expect("the proxy address").port();
-        let (stop, refusing) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let (stop, refusing) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
         let connections = Arc::new(Mutex::new(Vec::new()));
         let (loop_stop, loop_refusing, loop_connections, upstream) = (
             Arc::clone(&stop),
