@@ -192,4 +192,21 @@ fn the_api_server_proxies_to_the_node_api() {
         ],
     );
     assert_eq!(healthz.trim(), "ok");
+    let summary = kubectl(
+        &node,
+        &[
+            "get",
+            "--raw",
+            &format!("/api/v1/nodes/{}/proxy/stats/summary", node.node),
+        ],
+    );
+    let summary: serde_json::Value = serde_json::from_str(&summary).expect("a Summary");
+    assert_eq!(summary["node"]["nodeName"], node.node.as_str(), "{summary}");
+    assert!(
+        summary["node"]["memory"]["workingSetBytes"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "{summary}"
+    );
 }

@@ -213,6 +213,18 @@ fn container_logs_and_run_answer_for_a_pod_and_refuse_bad_requests() {
     assert_eq!(get(&format!("/containerLogs/default/{pod}/nope")).0, 404);
     assert_eq!(get("/containerLogs/default/no-such-pod/main").0, 404);
 
+    let (status, running) = get("/runningpods/");
+    assert_eq!(status, 200, "{running}");
+    let running: serde_json::Value = serde_json::from_str(&running).expect("a PodList");
+    let listed = running["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["metadata"]["name"] == pod.as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(listed["spec"]["containers"][0]["name"], "main", "{running}");
+
     let run = format!("/run/default/{pod}/main?cmd=echo%20ran%20inside");
     let ran = api
         .request(reqwest::Method::POST, &run, Some(&admin), None)
@@ -224,4 +236,28 @@ fn container_logs_and_run_answer_for_a_pod_and_refuse_bad_requests() {
         (!body.contains(&pod)).then_some(())
     });
     drop(api.agent);
+}
+
+#[test]
+fn idle_and_garbage_connections_do_not_starve_the_api() {
+    let api = Secured::start("slow");
+    let admin = api.cluster.admin_identity_pem();
+    let address = api.base.trim_start_matches("https://").to_owned();
+    // A hundred clients that connect and never finish a TLS handshake, and some that send
+    // plain-text garbage instead of TLS.
+    let idle: Vec<std::net::TcpStream> = (0..100)
+        .map(|_| std::net::TcpStream::connect(&address).expect("a connection"))
+        .collect();
+    for _ in 0..10 {
+        let mut garbage = std::net::TcpStream::connect(&address).expect("a connection");
+        let _ = std::io::Write::write_all(&mut garbage, b"GET / HTTP/1.1\r\n\r\n");
+    }
+    let asked = std::time::Instant::now();
+    assert_eq!(api.get("/healthz", Some(&admin), None), Ok(200));
+    assert!(
+        asked.elapsed() < std::time::Duration::from_secs(5),
+        "served beside the idle clients, in {:?}",
+        asked.elapsed()
+    );
+    drop(idle);
 }

@@ -55,6 +55,7 @@ pub(super) fn router(endpoints: Endpoints, deps: ServerDeps) -> Router {
             .route("/debug/supervision", get(supervision))
             .route("/debug/config", get(config))
             .route("/debug/sources", get(sources))
+            .route("/stats/summary", api::stats_summary())
     };
     match endpoints {
         Endpoints::Healthz => Router::new().route("/healthz", get(healthz)),
@@ -66,6 +67,7 @@ pub(super) fn router(endpoints: Endpoints, deps: ServerDeps) -> Router {
                 get(api::container_logs),
             )
             .route("/run/{namespace}/{pod}/{container}", post(api::run))
+            .route("/runningpods/", get(api::running_pods))
             .route(
                 "/exec/{namespace}/{pod}/{container}",
                 get(api::exec).post(api::exec),

@@ -6,9 +6,13 @@ mod container_logs;
 mod cri_log;
 mod log_query;
 mod run;
+mod running_pods;
+mod stats;
 mod stream;
 mod target;
 
 pub use container_logs::container_logs;
 pub use run::run;
+pub use running_pods::running_pods;
+pub use stats::stats_summary;
 pub use stream::{attach, exec, port_forward};

@@ -1,0 +1,97 @@
+//! Filesystem numbers: a filesystem's size and free space (`statvfs`), and how much a
+//! directory tree uses of it (like `du`). Blocking; run on a blocking thread.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use nix::sys::statvfs::statvfs;
+
+use super::clock::Clock;
+use super::error::StatsError;
+use super::types::FsStats;
+
+/// Bytes per `st_blocks` unit.
+const BLOCK_BYTES: u64 = 512;
+
+/// The size, free space and inodes of the filesystem holding `path`; `usedBytes` and
+/// `inodesUsed` are the whole filesystem's.
+///
+/// # Errors
+/// [`StatsError::Statvfs`] when `path` cannot be examined.
+pub fn filesystem(path: &Path, clock: Clock) -> Result<FsStats, StatsError> {
+    let vfs = statvfs(path).map_err(|source| StatsError::Statvfs {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let fragment = vfs.fragment_size();
+    let capacity = vfs.blocks().saturating_mul(fragment);
+    let free = vfs.blocks_free().saturating_mul(fragment);
+    let available = vfs.blocks_available().saturating_mul(fragment);
+    let inodes = vfs.files();
+    let inodes_free = vfs.files_free();
+    Ok(FsStats {
+        time: clock.time(),
+        available_bytes: Some(available),
+        capacity_bytes: Some(capacity),
+        used_bytes: Some(capacity.saturating_sub(free)),
+        inodes_free: Some(inodes_free),
+        inodes: Some(inodes),
+        inodes_used: Some(inodes.saturating_sub(inodes_free)),
+    })
+}
+
+/// What a directory tree occupies: `(bytes on disk, inodes)`, itself included. Entries that
+/// vanish during the walk are skipped; a missing `dir` uses nothing.
+#[must_use]
+pub fn usage(dir: &Path) -> (u64, u64) {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return (0, 0);
+    };
+    let mut bytes = meta.blocks().saturating_mul(BLOCK_BYTES);
+    let mut inodes = 1;
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let (b, i) = usage(&entry.path());
+            bytes = bytes.saturating_add(b);
+            inodes += i;
+        }
+    }
+    (bytes, inodes)
+}
+
+/// `filesystem`'s numbers for the fs, with `used` (bytes, inodes) as the consumer's part.
+#[must_use]
+pub fn consumer(fs: &FsStats, (bytes, inodes): (u64, u64)) -> FsStats {
+    FsStats {
+        used_bytes: Some(bytes),
+        inodes_used: Some(inodes),
+        ..fs.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filesystem_has_capacity_above_availability() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = filesystem(dir.path(), Clock::read()).unwrap();
+        let capacity = fs.capacity_bytes.unwrap();
+        assert!(capacity > 0);
+        assert!(fs.available_bytes.unwrap() <= capacity);
+        assert!(fs.used_bytes.unwrap() <= capacity);
+        assert!(filesystem(&dir.path().join("missing"), Clock::read()).is_err());
+    }
+
+    #[test]
+    fn usage_counts_files_and_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("app")).unwrap();
+        std::fs::write(dir.path().join("app/0.log"), vec![b'x'; 64 * 1024]).unwrap();
+        let (bytes, inodes) = usage(dir.path());
+        assert_eq!(inodes, 3);
+        assert!(bytes >= 64 * 1024, "{bytes}");
+        assert_eq!(usage(&dir.path().join("missing")), (0, 0));
+    }
+}

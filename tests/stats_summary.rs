@@ -1,0 +1,230 @@
+//! `/stats/summary` on a standalone sergeant and the real containerd: the node section holds
+//! the kernel's numbers, and a pod with a busy and an idle container shows both, the busy one
+//! using measurably more CPU.
+
+mod common;
+
+use std::time::Duration;
+
+use common::node::{manifest, phase, Node, POD_DEADLINE, SHELL};
+use common::wait_for;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use serde_json::Value;
+
+/// How long the busy container may take to show a CPU rate above the idle one's.
+const RATE_DEADLINE: Duration = Duration::from_secs(30);
+
+/// A CPU-bound container should get at least a tenth of a core on any test machine.
+const BUSY_NANO_CORES: u64 = 100_000_000;
+
+fn u64_at(value: &Value, pointer: &str) -> u64 {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("{pointer} is not a number in {value:#}"))
+}
+
+fn summary(node: &Node) -> Value {
+    node.agent.get_json("/stats/summary")
+}
+
+/// The summary's entry of the pod `name` (before the node suffix), if listed.
+fn pod_entry(summary: &Value, full_name: &str) -> Option<Value> {
+    summary["pods"]
+        .as_array()?
+        .iter()
+        .find(|p| p["podRef"]["name"] == full_name)
+        .cloned()
+}
+
+fn container_entry<'a>(pod: &'a Value, name: &str) -> Option<&'a Value> {
+    pod["containers"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == name)
+}
+
+#[test]
+fn the_node_section_has_the_kernels_numbers() {
+    let node = Node::start("stats-node");
+    let first = summary(&node);
+    let n = &first["node"];
+    assert_eq!(n["nodeName"], "node-stats-node");
+    let boot: Time = serde_json::from_value(n["startTime"].clone()).expect("an RFC 3339 startTime");
+    let cpu_time: Time =
+        serde_json::from_value(n["cpu"]["time"].clone()).expect("an RFC 3339 cpu.time");
+    assert!(
+        boot.0 < cpu_time.0,
+        "booted {boot:?} after the sample {cpu_time:?}"
+    );
+
+    let capacity = u64_at(n, "/fs/capacityBytes");
+    let available = u64_at(n, "/fs/availableBytes");
+    assert!(capacity > available && available > 0, "fs: {}", n["fs"]);
+    assert!(u64_at(n, "/fs/inodes") >= u64_at(n, "/fs/inodesFree"));
+    assert!(
+        u64_at(n, "/runtime/imageFs/capacityBytes") > 0,
+        "{}",
+        n["runtime"]
+    );
+    assert!(
+        u64_at(n, "/runtime/imageFs/usedBytes") > 0,
+        "images are stored: {}",
+        n["runtime"]
+    );
+
+    let working_set = u64_at(n, "/memory/workingSetBytes");
+    assert!(working_set > 0);
+    assert!(u64_at(n, "/memory/usageBytes") >= working_set);
+    assert!(u64_at(n, "/memory/availableBytes") > 0);
+    assert!(u64_at(n, "/memory/pageFaults") > 0);
+
+    assert!(u64_at(n, "/rlimit/maxpid") >= u64_at(n, "/rlimit/curproc"));
+    assert!(u64_at(n, "/rlimit/curproc") > 0);
+    assert!(
+        n["network"]["interfaces"]
+            .as_array()
+            .is_some_and(|all| all.iter().all(|i| i["name"] != "lo")),
+        "loopback is left out: {}",
+        n["network"]
+    );
+
+    let used_before = u64_at(n, "/cpu/usageCoreNanoSeconds");
+    let later = wait_for(
+        "the node's CPU time to grow",
+        Duration::from_secs(10),
+        || {
+            let later = summary(&node);
+            (u64_at(&later["node"], "/cpu/usageCoreNanoSeconds") > used_before).then_some(later)
+        },
+    );
+    // Two samples more than a second apart give a rate.
+    wait_for("a node CPU rate", Duration::from_secs(10), || {
+        summary(&node)["node"]["cpu"]["usageNanoCores"]
+            .as_u64()
+            .filter(|r| *r > 0)
+    });
+    assert!(later["node"]["cpu"]["time"].is_string());
+}
+
+#[test]
+fn a_busy_container_uses_more_cpu_than_an_idle_one() {
+    let node = Node::start("stats-pods");
+    let spec = format!(
+        "  containers:\n\
+         \x20 - name: busy\n    image: {SHELL}\n    command: [sh, -c, 'while :; do :; done']\n\
+         \x20 - name: idle\n    image: {SHELL}\n    command: [sh, -c, 'echo idle and logging; exec sleep 3600']\n"
+    );
+    node.write("load.yaml", &manifest("load", &spec));
+    let pod = node.wait_pod("load", "running", |p| phase(p) == "Running");
+    let full_name = pod["metadata"]["name"]
+        .as_str()
+        .expect("a pod name")
+        .to_string();
+    let uid = pod["metadata"]["uid"]
+        .as_str()
+        .expect("a pod uid")
+        .to_string();
+
+    let listed = wait_for(
+        "the pod in the summary with both containers",
+        POD_DEADLINE,
+        || {
+            let entry = pod_entry(&summary(&node), &full_name)?;
+            (container_entry(&entry, "busy").is_some() && container_entry(&entry, "idle").is_some())
+                .then_some(entry)
+        },
+    );
+    assert_eq!(listed["podRef"]["uid"], uid.as_str());
+    assert_eq!(listed["podRef"]["namespace"], "default");
+    let started: Time =
+        serde_json::from_value(listed["startTime"].clone()).expect("an RFC 3339 pod startTime");
+    let container_started: Time =
+        serde_json::from_value(container_entry(&listed, "busy").unwrap()["startTime"].clone())
+            .expect("an RFC 3339 container startTime");
+    assert!(started.0.as_second() <= container_started.0.as_second() + 1);
+
+    let (busy, idle, entry) = wait_for(
+        "the busy container to out-use the idle one",
+        RATE_DEADLINE,
+        || {
+            let entry = pod_entry(&summary(&node), &full_name)?;
+            let rate = |name| container_entry(&entry, name)?["cpu"]["usageNanoCores"].as_u64();
+            let (busy, idle) = (rate("busy")?, rate("idle")?);
+            (busy > BUSY_NANO_CORES && busy > idle).then_some((busy, idle, entry))
+        },
+    );
+    assert!(
+        busy > 10 * idle.max(1_000_000),
+        "busy {busy} vs idle {idle}"
+    );
+    let pod_rate = u64_at(&entry, "/cpu/usageNanoCores");
+    assert!(
+        pod_rate >= busy,
+        "the pod's rate {pod_rate} sums its containers' ({busy})"
+    );
+
+    let busy_entry = container_entry(&entry, "busy").unwrap();
+    assert!(
+        u64_at(busy_entry, "/memory/workingSetBytes") > 0,
+        "{busy_entry}"
+    );
+    assert!(
+        u64_at(&entry, "/memory/workingSetBytes") >= u64_at(busy_entry, "/memory/workingSetBytes")
+    );
+    assert!(
+        u64_at(busy_entry, "/rootfs/capacityBytes") > 0,
+        "{busy_entry}"
+    );
+
+    let idle_entry = container_entry(&entry, "idle").unwrap();
+    assert!(
+        u64_at(idle_entry, "/logs/usedBytes") > 0,
+        "the idle container logged: {idle_entry}"
+    );
+    let ephemeral = u64_at(&entry, "/ephemeral-storage/usedBytes");
+    assert!(
+        ephemeral >= u64_at(idle_entry, "/logs/usedBytes"),
+        "{}",
+        entry["ephemeral-storage"]
+    );
+    assert!(u64_at(&entry, "/ephemeral-storage/capacityBytes") > 0);
+
+    assert_eq!(
+        entry["network"]["name"], "eth0",
+        "the pod's own network: {}",
+        entry["network"]
+    );
+    assert!(
+        u64_at(&entry, "/network/rxBytes") > 0,
+        "{}",
+        entry["network"]
+    );
+    let sampled: Time = serde_json::from_value(busy_entry["rootfs"]["time"].clone())
+        .expect("an RFC 3339 rootfs time");
+    assert!(
+        sampled.0 >= started.0,
+        "rootfs sampled at {sampled:?}, before the pod started"
+    );
+
+    let cpu_before = u64_at(busy_entry, "/cpu/usageCoreNanoSeconds");
+    wait_for(
+        "the busy container's CPU time to grow",
+        Duration::from_secs(10),
+        || {
+            let entry = pod_entry(&summary(&node), &full_name)?;
+            (u64_at(
+                container_entry(&entry, "busy")?,
+                "/cpu/usageCoreNanoSeconds",
+            ) > cpu_before)
+                .then_some(())
+        },
+    );
+
+    node.remove("load.yaml");
+    wait_for("the removed pod to leave the summary", POD_DEADLINE, || {
+        pod_entry(&summary(&node), &full_name)
+            .is_none()
+            .then_some(())
+    });
+}
