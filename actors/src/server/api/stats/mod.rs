@@ -84,7 +84,7 @@ async fn summary(deps: &ServerDeps, cache: &Shared) -> Result<Summary, StatsErro
     let root_dir = config.command_line.root_dir.clone();
     let (pods, view) = futures::try_join!(
         deps.pods.send(ListPods).map_err(StatsError::from),
-        RuntimeView::list(&deps.port)
+        RuntimeView::list(&deps.port, &node_name)
     )?;
     let image_fs = view.image_fs.first().cloned();
     let plans = pods::plan(&pods, view);

@@ -12,6 +12,7 @@ use sergeant_messages::runtime::{cri, RuntimeOperation};
 use super::clock::time_of_ns;
 use super::error::StatsError;
 use super::types::PodReference;
+use crate::pod::labels;
 use crate::runtime::RuntimePort;
 
 /// What the runtime says about the node's sandboxes and containers, read at once.
@@ -41,11 +42,14 @@ async fn call<R: RuntimeOperation>(
 }
 
 impl RuntimeView {
-    /// Lists sandboxes, containers, their stats and the image filesystems, concurrently.
+    /// Lists node `node`'s sandboxes, containers and their stats, and the image filesystems,
+    /// concurrently.
     ///
     /// # Errors
     /// [`StatsError::Runtime`] naming the first call that failed.
-    pub async fn list(port: &RuntimePort) -> Result<Self, StatsError> {
+    pub async fn list(port: &RuntimePort, node: &str) -> Result<Self, StatsError> {
+        // Only this node's objects: a runtime may be shared by several nodes.
+        let mine = || std::iter::once((labels::NODE.to_owned(), node.to_owned())).collect();
         let sandboxes = call(
             port,
             cri::ListPodSandboxRequest {
@@ -53,6 +57,7 @@ impl RuntimeView {
                     state: Some(cri::PodSandboxStateValue {
                         state: cri::PodSandboxState::SandboxReady.into(),
                     }),
+                    label_selector: mine(),
                     ..Default::default()
                 }),
             },
@@ -64,11 +69,20 @@ impl RuntimeView {
                     state: Some(cri::ContainerStateValue {
                         state: cri::ContainerState::ContainerRunning.into(),
                     }),
+                    label_selector: mine(),
                     ..Default::default()
                 }),
             },
         );
-        let stats = call(port, cri::ListContainerStatsRequest { filter: None });
+        let stats = call(
+            port,
+            cri::ListContainerStatsRequest {
+                filter: Some(cri::ContainerStatsFilter {
+                    label_selector: mine(),
+                    ..Default::default()
+                }),
+            },
+        );
         let image_fs = call(port, cri::ImageFsInfoRequest {});
         let (sandboxes, containers, stats, image_fs) =
             futures::try_join!(sandboxes, containers, stats, image_fs)?;
