@@ -5,6 +5,7 @@
 mod adapters;
 mod cli;
 mod logging;
+mod memory;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,7 @@ const EXIT_BAD_CONFIG: u8 = 2;
 const EXIT_GAVE_UP: u8 = 1;
 
 fn main() -> ExitCode {
+    memory::limit_allocator_arenas();
     let cli = cli::Cli::parse();
     let flags = cli.overrides();
     let config = match NodeConfig::load(&cli.config, &flags) {
@@ -39,6 +41,9 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Threads for blocking work (file and cgroup writes, reading logs).
+const BLOCKING_THREADS: usize = 8;
 
 fn run(
     cli: &cli::Cli,
@@ -58,7 +63,15 @@ fn run(
     let kubeconfig = config.command_line.kubeconfig.clone();
     let feed = config_feed::feed(cli.config.display().to_string(), config);
 
-    let system = actix_rt::System::new();
+    // Few blocking threads: the file work of pod syncs is short, and every extra thread costs
+    // memory (its stack and an allocator arena) that a node agent should not spend.
+    let system = actix_rt::System::with_tokio_rt(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .max_blocking_threads(BLOCKING_THREADS)
+            .build()
+            .expect("a tokio runtime")
+    });
     let exit = system.block_on(async move {
         // The client spawns its connection workers, so it is built inside the runtime.
         let api = match kubeconfig {
