@@ -5,7 +5,8 @@
 //! ├─ config-watcher
 //! ├─ runtime (rest_for_one): runtime-adapter, cni-adapter, pleg
 //! ├─ node (one_for_one): node-status, eviction-manager, gc, container-log-manager
-//! ├─ pods (one_for_one): sources, api-source (managed), pod-manager, status-manager
+//! ├─ pods (one_for_one): sources, mirror-pods, event-recorder and api-source (managed),
+//! │   pod-manager, status-manager
 //! └─ server
 //! ```
 
@@ -169,8 +170,23 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     let status_slot: Slot<StatusManager> = Slot::new("status-manager");
     let mut pod_sources = vec![file_source.subscribe()];
     let mut pods_children = vec![sources];
+    let mut events = crate::events::EventSink::standalone();
+    let mirrors = watch::Sender::new(crate::mirror::MirrorView::new());
     if let Some(client) = deps.api.clone() {
         pod_sources.push(api_source.subscribe());
+        pods_children.push(crate::mirror::child_spec(
+            client.clone(),
+            source_node.clone(),
+            file_source.subscribe(),
+            mirrors.clone(),
+        ));
+        let (sink, inbox) = crate::events::channel();
+        events = sink;
+        pods_children.push(crate::events::child_spec(
+            client.clone(),
+            source_node.clone(),
+            inbox,
+        ));
         pods_children.push(api_child_spec(client, source_node, api_source.clone()));
     }
     let server_port = port.clone();
@@ -182,11 +198,16 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
             .api
             .as_ref()
             .map(|_| status_slot.reference(policy.delivery_timeout)),
+        events,
+        api: deps.api.clone(),
     };
     let pod_manager = ChildSpec::worker("pod-manager", &manager_slot, move |env| {
         PodManager::new(env, manager_deps.clone())
     });
-    let managed = deps.api.clone().map(|c| (c, api_source.subscribe()));
+    let managed = deps
+        .api
+        .clone()
+        .map(|c| (c, api_source.subscribe(), mirrors.subscribe()));
     pods_children.extend([
         pod_manager,
         status_manager::child_spec(&status_slot, managed),

@@ -15,7 +15,7 @@ use sergeant_actors::pod::labels;
 use sergeant_actors::pod::spec::{
     container_config, container_hash, ensure_pod_cgroup, pod_cgroup_parent,
     prepare_container_log_dir, prepare_termination_log, qos_class, remove_pod_cgroup,
-    sandbox_config, ContainerKind, NodeContext, QosClass,
+    sandbox_config, ContainerKind, NodeContext, PodObjects, QosClass,
 };
 use sergeant_actors::pod::volumes::{setup_volumes, teardown_pod_dir, VolumePlan};
 use sergeant_config::{FlagOverrides, NodeConfig};
@@ -205,7 +205,7 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
     let outcome = AssertUnwindSafe(async {
         ensure_pod_cgroup(&cgroup, node.pod_pids_limit).expect("pod cgroup");
         let plan = VolumePlan::for_pod(&pod, &node).expect("volume plan");
-        setup_volumes(&plan).expect("volumes");
+        setup_volumes(&plan, &BTreeMap::new()).expect("volumes");
         let sandbox = sandbox_config(&pod, &node, 0).expect("sandbox config");
         let sandbox_id = client
             .run_pod_sandbox(sandbox.clone(), "")
@@ -230,6 +230,7 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
             &node,
             &plan,
             None,
+            &PodObjects::default(),
         )
         .expect("container config");
         let container_id = client

@@ -12,6 +12,7 @@ use super::hooks;
 use super::labels;
 use super::observe::{observe, ObservedContainer, PodRuntime};
 use super::spec::{self, NodeContext};
+use crate::events::{container_event, reason, EventType};
 use crate::runtime::RuntimePort;
 
 /// The extra time upstream gives a preStop hook still running when the grace period ends.
@@ -82,7 +83,7 @@ pub async fn stop_pod(
     for group in [apps, others] {
         let stops = group
             .into_iter()
-            .map(|c| stop_container(port, c, pod, pod_ip.as_deref(), deadline));
+            .map(|c| stop_container(port, c, pod, pod_ip.as_deref(), deadline, None));
         for result in join_all(stops).await {
             result?;
         }
@@ -98,8 +99,9 @@ pub async fn stop_pod(
 }
 
 /// Kills one container of the running pod `uid` — its preStop hook, then a stop within
-/// `grace` — as a failed liveness or startup probe asks; the pod's sync restarts it per its
-/// restart policy. A container already gone is fine.
+/// `grace` — as a failed liveness or startup probe asks, `why` being the Killing event's
+/// message; the pod's sync restarts it per its restart policy. A container already gone is
+/// fine.
 ///
 /// # Errors
 /// The runtime failure.
@@ -109,6 +111,7 @@ pub async fn kill_container(
     container_id: &str,
     pod: &Pod,
     grace: Duration,
+    why: &str,
 ) -> Result<(), String> {
     let runtime = observe(port, uid).await.map_err(|e| e.to_string())?;
     let Some(container) = runtime
@@ -125,20 +128,24 @@ pub async fn kill_container(
         Some(pod),
         pod_ip.as_deref(),
         Instant::now() + grace,
+        Some(why),
     )
     .await
 }
 
 /// Runs the container's preStop hook (if any) within the grace period, then stops it with
-/// what is left of it.
+/// what is left of it. The Killing event says `why`, or by default that it is stopped.
 async fn stop_container(
     port: &RuntimePort,
     container: &ObservedContainer,
     pod: Option<&Pod>,
     pod_ip: Option<&str>,
     deadline: Instant,
+    why: Option<&str>,
 ) -> Result<(), String> {
     let name = container.name();
+    let why = why.map_or_else(|| format!("Stopping container {name}"), str::to_owned);
+    container_event(name, EventType::Normal, reason::KILLING, why);
     let spec = pod
         .and_then(|p| p.spec.as_ref())
         .into_iter()
@@ -161,6 +168,14 @@ async fn stop_container(
         if let Err(message) = hooks::run(port, &target, handler, budget + PRE_STOP_EXTENSION).await
         {
             tracing::warn!(container = name, "preStop hook failed: {message}");
+            // As upstream, the event leaves the hook's output out (it may hold secrets).
+            let failed = "PreStopHook failed".to_owned();
+            container_event(
+                name,
+                EventType::Warning,
+                reason::FAILED_PRE_STOP_HOOK,
+                failed,
+            );
         }
     }
     let left = deadline.saturating_duration_since(Instant::now());

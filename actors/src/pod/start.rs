@@ -12,6 +12,8 @@ use super::hooks;
 use super::spec::{self, ContainerKind, NodeContext};
 use super::status::Waiting;
 use super::volumes::VolumePlan;
+use crate::events::EventType::{Normal, Warning};
+use crate::events::{container_event, go_millis, reason};
 use crate::runtime::RuntimePort;
 
 /// Image pull back-off, as upstream: 10 s doubling to 300 s.
@@ -36,16 +38,31 @@ pub struct StartRequest {
     pub restart_count: u32,
     /// The sandbox's IP, for `status.podIP` references in the environment.
     pub pod_ip: Option<String>,
+    /// The config maps and secrets the environment reads, fetched by the sync.
+    pub objects: Arc<spec::PodObjects>,
 }
 
-fn waiting(reason: &str, message: impl Into<String>) -> Waiting {
+/// Why `container` waits, reported as upstream's `Failed` event: the image errors by their
+/// reason, the others by their message, and a failed hook not at all (its output may hold
+/// secrets; it has its own event).
+fn waiting(container: &str, why: &str, message: impl Into<String>) -> Waiting {
+    let message = message.into();
+    let text = match why {
+        "ErrImagePull" | "ImagePullBackOff" | "ErrImageNeverPull" => Some(why),
+        "PostStartHookError" => None,
+        _ => Some(message.as_str()),
+    };
+    if let Some(text) = text {
+        container_event(container, Warning, reason::FAILED, format!("Error: {text}"));
+    }
     Waiting {
-        reason: reason.to_owned(),
-        message: message.into(),
+        reason: why.to_owned(),
+        message,
     }
 }
 
-/// Pulls (per policy), creates and starts the container, then runs its postStart hook.
+/// Pulls (per policy), creates and starts the container, then runs its postStart hook; each
+/// step is an event of the pod's scope, as upstream reports it.
 ///
 /// # Errors
 /// Why the container is waiting: `ErrImagePull`, `ImagePullBackOff`, `ErrImageNeverPull`,
@@ -58,6 +75,7 @@ pub async fn start_container(
     pulls: &mut Backoff,
     request: StartRequest,
 ) -> Result<(), Waiting> {
+    let name = request.container.name.as_str();
     let image = request.container.image.clone().unwrap_or_default();
     ensure_image(port, pulls, &image, &request).await?;
     prepare_files(&request, node).await?;
@@ -69,8 +87,9 @@ pub async fn start_container(
         node,
         plan,
         request.pod_ip.as_deref(),
+        &request.objects,
     )
-    .map_err(|e| waiting("CreateContainerConfigError", e.to_string()))?;
+    .map_err(|e| waiting(name, "CreateContainerConfigError", e.to_string()))?;
     let created = port
         .call(cri::CreateContainerRequest {
             pod_sandbox_id: request.sandbox_id.clone(),
@@ -78,17 +97,25 @@ pub async fn start_container(
             sandbox_config: Some(request.sandbox_config.clone()),
         })
         .await
-        .map_err(|e| waiting("CreateContainerError", e.to_string()))?;
+        .map_err(|e| waiting(name, "CreateContainerError", e.to_string()))?;
     let container_id = created.container_id;
+    container_event(
+        name,
+        Normal,
+        reason::CREATED,
+        format!("Created container: {name}"),
+    );
     port.call(cri::StartContainerRequest {
         container_id: container_id.clone(),
     })
     .await
-    .map_err(|e| waiting("RunContainerError", e.to_string()))?;
-    tracing::info!(
-        container = request.container.name,
-        id = container_id,
-        "container started"
+    .map_err(|e| waiting(name, "RunContainerError", e.to_string()))?;
+    tracing::info!(container = name, id = container_id, "container started");
+    container_event(
+        name,
+        Normal,
+        reason::STARTED,
+        format!("Started container {name}"),
     );
     if let Some(handler) = request
         .container
@@ -103,13 +130,17 @@ pub async fn start_container(
         };
         if let Err(message) = hooks::run(port, &target, handler, hooks::DEFAULT_HOOK_TIMEOUT).await
         {
+            let failed = "PostStartHook failed".to_owned();
+            container_event(name, Warning, reason::FAILED_POST_START_HOOK, failed);
+            let killing = "FailedPostStartHook".to_owned();
+            container_event(name, Normal, reason::KILLING, killing);
             let _ = port
                 .call(cri::StopContainerRequest {
                     container_id,
                     timeout: 0,
                 })
                 .await;
-            return Err(waiting("PostStartHookError", message));
+            return Err(waiting(name, "PostStartHookError", message));
         }
     }
     Ok(())
@@ -117,6 +148,7 @@ pub async fn start_container(
 
 /// Creates the container's log directory and termination-message file on the node.
 async fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), Waiting> {
+    let name = request.container.name.as_str();
     let (pod, container, restart_count, node) = (
         Arc::clone(&request.pod),
         request.container.clone(),
@@ -132,11 +164,12 @@ async fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(),
     .await
     .map_err(|e| {
         waiting(
+            name,
             "CreateContainerConfigError",
             format!("preparing files did not finish: {e}"),
         )
     })?
-    .map_err(|e| waiting("CreateContainerConfigError", e))
+    .map_err(|e| waiting(name, "CreateContainerConfigError", e))
 }
 
 async fn ensure_image(
@@ -158,23 +191,33 @@ async fn ensure_image(
         .await
         .map(|answer| answer.image.is_some())
         .unwrap_or(false);
+    let name = request.container.name.as_str();
     match (policy, present) {
         ("Never", false) => {
-            return Err(waiting(
-                "ErrImageNeverPull",
-                format!("Container image \"{image}\" is not present with pull policy of Never"),
-            ))
+            let message =
+                format!("Container image \"{image}\" is not present with pull policy of Never");
+            container_event(name, Warning, reason::ERR_IMAGE_NEVER_PULL, message.clone());
+            return Err(waiting(name, "ErrImageNeverPull", message));
         }
-        ("Never" | "IfNotPresent", true) => return Ok(()),
+        ("Never" | "IfNotPresent", true) => {
+            let message = format!("Container image \"{image}\" already present on machine");
+            container_event(name, Normal, reason::PULLED, message);
+            return Ok(());
+        }
         _ => {}
     }
     let now = Instant::now();
     if pulls.check(image, now).is_err() {
-        return Err(waiting(
-            "ImagePullBackOff",
-            format!("Back-off pulling image \"{image}\""),
-        ));
+        let message = format!("Back-off pulling image \"{image}\"");
+        container_event(name, Normal, reason::BACK_OFF, message.clone());
+        return Err(waiting(name, "ImagePullBackOff", message));
     }
+    container_event(
+        name,
+        Normal,
+        reason::PULLING,
+        format!("Pulling image \"{image}\""),
+    );
     let started = Instant::now();
     match port
         .call(cri::PullImageRequest {
@@ -185,15 +228,37 @@ async fn ensure_image(
         .await
     {
         Ok(_) => {
+            let pulled_in = started.elapsed();
             metrics::histogram!("kubelet_image_pull_duration_seconds")
-                .record(started.elapsed().as_secs_f64());
+                .record(pulled_in.as_secs_f64());
+            let size = image_size(port, image).await;
+            let message = format!(
+                "Successfully pulled image \"{image}\" in {} ({} including waiting). Image size: {size} bytes.",
+                go_millis(pulled_in),
+                go_millis(now.elapsed()),
+            );
+            container_event(name, Normal, reason::PULLED, message);
             Ok(())
         }
         Err(err) => {
             pulls.restarted(image, std::time::Duration::ZERO, now, PULL_BACKOFF);
-            Err(waiting("ErrImagePull", err.to_string()))
+            let message = format!("Failed to pull image \"{image}\": {err}");
+            container_event(name, Warning, reason::FAILED, message);
+            Err(waiting(name, "ErrImagePull", err.to_string()))
         }
     }
+}
+
+/// The size of the image just pulled, for the Pulled event (0 if the runtime does not say).
+async fn image_size(port: &RuntimePort, image: &str) -> u64 {
+    port.call(cri::ImageStatusRequest {
+        image: Some(image_spec(image)),
+        verbose: false,
+    })
+    .await
+    .ok()
+    .and_then(|answer| answer.image)
+    .map_or(0, |found| found.size)
 }
 
 fn image_spec(image: &str) -> cri::ImageSpec {

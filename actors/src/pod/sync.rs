@@ -11,11 +11,12 @@ use sergeant_messages::runtime::cri;
 
 use super::backoff::{Backoff, BackoffPolicy};
 use super::observe::{observe, PodRuntime};
-use super::spec::{self, ContainerKind, NodeContext};
+use super::spec::{self, ContainerKind, NodeContext, PodObjects};
 use super::start::{start_container, StartRequest};
 use super::status::Waiting;
 use super::termination::read_messages;
-use super::volumes::VolumePlan;
+use super::volumes::{self, Payload, VolumeError, VolumePlan};
+use crate::api::{fetch_pod_objects, TokenCache};
 use crate::runtime::RuntimePort;
 
 /// Everything one sync needs; the pod actor hands it over and gets a [`SyncOutcome`] back.
@@ -34,6 +35,10 @@ pub struct SyncInput {
     pub restart_policy: BackoffPolicy,
     /// The pod failed as a whole and was stopped: only look, change nothing.
     pub halted: bool,
+    /// The API server, in managed mode: config maps, secrets and tokens are read through it.
+    pub api: Option<kube::Client>,
+    /// The pod's service account tokens.
+    pub tokens: TokenCache,
 }
 
 /// What a sync did and found.
@@ -48,6 +53,8 @@ pub struct SyncOutcome {
     pub restarts: Backoff,
     /// Updated pull back-off.
     pub pulls: Backoff,
+    /// The tokens, with those obtained by this sync.
+    pub tokens: TokenCache,
     /// When the next sync is due because a back-off ends, if any.
     pub next_sync: Option<Instant>,
     /// A failure that stopped the sync early (the runtime was unavailable, say).
@@ -85,6 +92,7 @@ pub async fn sync(mut input: SyncInput) -> SyncOutcome {
         termination_messages,
         restarts: input.restarts,
         pulls: input.pulls,
+        tokens: input.tokens,
         next_sync,
         error,
     }
@@ -112,6 +120,11 @@ async fn reconcile(
         .await
         .map_err(|e| e.to_string())?;
     let plan = VolumePlan::for_pod(&pod, &node).map_err(|e| e.to_string())?;
+    let objects = Arc::new(match &input.api {
+        Some(client) => fetch_pod_objects(client, &pod, &mut input.tokens).await,
+        None => PodObjects::default(),
+    });
+    let (payloads, failures) = volumes::api_payloads(&plan, &pod, &node, &objects);
     let sandbox_config = {
         let (pod, node, attempt) = (
             Arc::clone(&pod),
@@ -131,12 +144,17 @@ async fn reconcile(
             };
             waiting.insert(name, creating);
         }
-        start_sandbox(input, &runtime, &plan, sandbox_config.clone()).await?;
+        if !failures.is_empty() {
+            return Err(volume_failures(&failures));
+        }
+        start_sandbox(input, &runtime, &plan, payloads, sandbox_config.clone()).await?;
         waiting.clear();
         // Go on with the containers in this same sync: the new sandbox is ready.
         runtime = observe(&input.port, uid(&pod))
             .await
             .map_err(|e| e.to_string())?;
+    } else {
+        refresh_volumes(&plan, payloads, &failures).await;
     }
     let Some(sandbox_id) = runtime.ready_sandbox().map(|s| s.id.clone()) else {
         return Err("the new sandbox is not ready".to_owned());
@@ -152,6 +170,7 @@ async fn reconcile(
             .latest_anywhere(&container.name)
             .map_or(0, |c| c.restart_count() + 1),
         pod_ip: pod_ip.clone(),
+        objects: Arc::clone(&objects),
     };
     let never = pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) == Some("Never");
     let on_failure =
@@ -248,11 +267,43 @@ fn sandbox_attempt(runtime: &PodRuntime) -> u32 {
         .map_or(0, |m| m.attempt + 1)
 }
 
+/// Counts and logs volume failures; the error of a sync they stop, naming every one.
+fn volume_failures(failures: &[VolumeError]) -> String {
+    for failure in failures {
+        failure.record();
+    }
+    failures
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Brings the API-backed volumes of a running pod up to date. A volume that cannot be updated
+/// keeps its content, as upstream: the failure is counted and logged, the pod goes on.
+async fn refresh_volumes(
+    plan: &VolumePlan,
+    payloads: BTreeMap<String, Payload>,
+    failures: &[VolumeError],
+) {
+    let plan = plan.clone();
+    let mut failed = failures.to_vec();
+    match tokio::task::spawn_blocking(move || volumes::refresh_api_volumes(&plan, &payloads)).await
+    {
+        Ok(more) => failed.extend(more),
+        Err(e) => tracing::warn!("updating volumes did not finish: {e}"),
+    }
+    if !failed.is_empty() {
+        tracing::warn!("volumes not updated: {}", volume_failures(&failed));
+    }
+}
+
 /// Replaces dead sandboxes with a fresh one, its volumes and cgroup ready.
 async fn start_sandbox(
     input: &SyncInput,
     runtime: &PodRuntime,
     plan: &VolumePlan,
+    payloads: BTreeMap<String, Payload>,
     config: cri::PodSandboxConfig,
 ) -> Result<(), String> {
     for old in &runtime.sandboxes {
@@ -269,7 +320,7 @@ async fn start_sandbox(
     let plan = plan.clone();
     tokio::task::spawn_blocking(move || -> Result<(), String> {
         spec::ensure_pod_cgroup(&cgroup, pids_limit).map_err(|e| e.to_string())?;
-        super::volumes::setup_volumes(&plan).map_err(|e| e.to_string())
+        volumes::setup_volumes(&plan, &payloads).map_err(|e| volume_failures(&[e]))
     })
     .await
     .map_err(|e| format!("volume setup did not finish: {e}"))??;

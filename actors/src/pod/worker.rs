@@ -9,6 +9,7 @@ use actix::{
     Actor, ActorContext, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message,
     SpawnHandle, WrapFuture,
 };
+use futures::FutureExt;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::PodKey;
 
@@ -19,6 +20,8 @@ use super::report;
 use super::spec::NodeContext;
 use super::status::{api_time, Knowledge};
 use super::sync::{sync, SyncInput, SyncOutcome};
+use crate::api::TokenCache;
+use crate::events::EventSink;
 use crate::failpoint;
 use crate::pod_manager::{PodManager, PodReport, PodTerminated};
 use crate::runtime::{time_in_runtime, RuntimePort};
@@ -43,6 +46,10 @@ pub struct WorkerDeps {
     pub restart_policy: BackoffPolicy,
     /// Where reports go.
     pub manager: Addr<PodManager>,
+    /// Where events go.
+    pub events: EventSink,
+    /// The API server, in managed mode (config maps, secrets, tokens).
+    pub api: Option<kube::Client>,
 }
 
 /// One pod's actor.
@@ -52,6 +59,8 @@ pub struct PodWorker {
     deps: WorkerDeps,
     restarts: Backoff,
     pulls: Backoff,
+    /// The pod's service account tokens, renewed by the syncs.
+    tokens: TokenCache,
     first_seen: SystemTime,
     last_status: Option<sergeant_messages::pods::core::PodStatus>,
     /// Whether `kubelet_pod_start_duration_seconds` has this pod already.
@@ -83,6 +92,7 @@ impl PodWorker {
             deps,
             restarts: Backoff::default(),
             pulls: Backoff::default(),
+            tokens: TokenCache::default(),
             first_seen: SystemTime::now(),
             last_status: None,
             start_recorded: false,
@@ -147,8 +157,9 @@ impl PodWorker {
         self.probes.clear();
         let port = self.deps.port.clone();
         let uid = self.key.uid.clone();
+        let events = self.deps.events.for_pod(&pod);
         let work = async move { stop_pod(&port, &uid, Some(&pod), None).await.map(drop) };
-        ctx.spawn(work.into_actor(self).map(|result, act, ctx| {
+        ctx.spawn(events.scope(work).into_actor(self).map(|result, act, ctx| {
             act.busy = false;
             match result {
                 Ok(()) => act.stopped = true,
@@ -172,25 +183,39 @@ impl PodWorker {
             pulls: self.pulls.clone(),
             restart_policy: self.deps.restart_policy,
             halted,
+            api: self.deps.api.clone(),
+            tokens: self.tokens.clone(),
         }
     }
 
     fn sync(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
         let input = self.sync_input(&pod, self.failure.is_some());
-        ctx.spawn(time_in_runtime(sync(input)).into_actor(self).map(
-            move |(outcome, in_runtime), act, ctx| {
-                act.runtime_time += in_runtime;
-                act.synced(&pod, outcome, ctx);
-            },
-        ));
+        let events = self.deps.events.for_pod(&pod);
+        ctx.spawn(
+            time_in_runtime(events.scope(sync(input)))
+                .into_actor(self)
+                .map(move |(outcome, in_runtime), act, ctx| {
+                    act.runtime_time += in_runtime;
+                    act.synced(&pod, outcome, ctx);
+                }),
+        );
     }
 
     fn synced(&mut self, pod: &Pod, outcome: SyncOutcome, ctx: &mut Context<Self>) {
         self.busy = false;
         self.restarts = outcome.restarts.clone();
         self.pulls = outcome.pulls.clone();
+        self.tokens = outcome.tokens.clone();
         if let Some(error) = &outcome.error {
             tracing::warn!(pod = %self.key, "sync failed: {error}");
+        }
+        let events = self.deps.events.for_pod(pod);
+        for (container, _) in outcome
+            .waiting
+            .iter()
+            .filter(|(_, why)| why.reason == "CrashLoopBackOff")
+        {
+            events.back_off_restarting(container);
         }
         if self.failure.is_none() {
             let report = ctx.address().recipient();
@@ -198,6 +223,7 @@ impl PodWorker {
                 key: &self.key,
                 port: &self.deps.port,
                 report: &report,
+                events: &events,
             };
             self.probes.reconcile(pod, &outcome.runtime, &deps);
         }
@@ -276,6 +302,7 @@ impl PodWorker {
         // A pod with a spec gets a final status: its containers stopped, observed before
         // they are removed.
         let last_look = pod.clone().map(|pod| self.sync_input(&pod, true));
+        let events = pod.as_deref().map(|pod| self.deps.events.for_pod(pod));
         let work = async move {
             let last = match last_look {
                 Some(input) => {
@@ -287,6 +314,10 @@ impl PodWorker {
             kill_pod(&port, &node, &uid, pod.as_deref(), grace)
                 .await
                 .map(|()| last)
+        };
+        let work = match events {
+            Some(events) => events.scope(work).boxed_local(),
+            None => work.boxed_local(),
         };
         ctx.spawn(work.into_actor(self).map(|result, act, ctx| {
             act.busy = false;
@@ -380,22 +411,32 @@ impl Handler<ProbeResult> for PodWorker {
         else {
             return self.trigger(ctx);
         };
+        let why = format!(
+            "Container {} failed {} probe, will be restarted",
+            result.container,
+            result.kind.name().to_lowercase()
+        );
         tracing::info!(
             container = result.container,
-            "container failed {} probe, will be restarted: {}",
-            result.kind.name().to_lowercase(),
+            "{why}: {}",
             result.message.trim()
         );
         let grace = kill_grace(&pod, &result);
         let (port, uid) = (self.deps.port.clone(), self.key.uid.clone());
         let id = result.container_id.clone();
-        let work = async move { kill_container(&port, &uid, &id, &pod, grace).await };
-        ctx.spawn(work.into_actor(self).map(move |outcome, act, ctx| {
-            if let Err(error) = outcome {
-                tracing::warn!(container = result.container, "killing failed: {error}");
-            }
-            act.trigger(ctx);
-        }));
+        let events = self.deps.events.for_pod(&pod);
+        let work = async move { kill_container(&port, &uid, &id, &pod, grace, &why).await };
+        ctx.spawn(
+            events
+                .scope(work)
+                .into_actor(self)
+                .map(move |outcome, act, ctx| {
+                    if let Err(error) = outcome {
+                        tracing::warn!(container = result.container, "killing failed: {error}");
+                    }
+                    act.trigger(ctx);
+                }),
+        );
     }
 }
 

@@ -13,7 +13,9 @@ use tokio::sync::watch;
 use super::admission::{admit, Capacity, Rejection};
 use crate::allocatable::NodeResources;
 use crate::config_feed::ConfigState;
+use crate::events::EventSink;
 use crate::failpoint;
+use crate::mirror::is_static_pod;
 use crate::pod::backoff::BackoffPolicy;
 use crate::pod::labels;
 use crate::pod::report;
@@ -38,6 +40,10 @@ pub struct PodManagerDeps {
     pub sources: Vec<watch::Receiver<SourceSnapshot>>,
     /// Where the status of API pods goes, in managed mode.
     pub status: Option<ChildRef<StatusManager>>,
+    /// Where the pod actors' events go.
+    pub events: EventSink,
+    /// The API server, in managed mode: pod actors read config maps, secrets and tokens.
+    pub api: Option<kube::Client>,
 }
 
 /// One running pod actor.
@@ -191,13 +197,13 @@ impl PodManager {
         self.rejected.insert(uid.to_owned(), rejected);
     }
 
-    /// Hands the status of an API pod to the status manager. A report lost while it restarts
-    /// is made good by the pod actor's next sync.
+    /// Hands the status of an API pod (or of a static pod, for its mirror pod) to the status
+    /// manager. A report lost while it restarts is made good by the pod actor's next sync.
     fn forward(&self, key: &PodKey, pod: &Pod) {
         let (Some(status_manager), Some(status)) = (&self.deps.status, &pod.status) else {
             return;
         };
-        if is_api_pod(pod) {
+        if is_api_pod(pod) || is_static_pod(pod) {
             let report = ReportStatus {
                 key: key.clone(),
                 status: status.clone(),
@@ -230,6 +236,8 @@ impl PodManager {
             node,
             restart_policy,
             manager: ctx.address(),
+            events: self.deps.events.clone(),
+            api: self.deps.api.clone(),
         };
         let deleted = pod
             .as_deref()

@@ -1,5 +1,6 @@
-//! The status manager actor: one write queue per API pod, fed by the pod manager, drained
-//! against the API server; the API source's snapshot tells it what the API server holds.
+//! The status manager actor: one write queue per API pod (or static pod with a mirror pod),
+//! fed by the pod manager, drained against the API server; the API source's snapshot and the
+//! mirror pods tell it what the API server holds.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use super::entry::{Next, PodEntry};
 use super::merge::merged;
 use super::write::{delete_pod, patch_status, WriteError};
 use crate::failpoint;
+use crate::mirror::MirrorView;
 use crate::supervisor::ChildEnv;
 
 const SYNC_DURATION: &str = "kubelet_pod_status_sync_duration_seconds";
@@ -27,22 +29,33 @@ pub struct StatusManager {
     env: ChildEnv,
     client: Client,
     api_pods: watch::Receiver<SourceSnapshot>,
+    mirrors: watch::Receiver<MirrorView>,
+    /// By the UID of the pod on the node; the key is the API pod's (a mirror pod has a UID of
+    /// its own).
     pods: BTreeMap<String, (PodKey, PodEntry)>,
 }
 
 impl StatusManager {
-    /// A status manager writing through `client`; `api_pods` is the API source's view.
+    /// A status manager writing through `client`; `api_pods` is the API source's view and
+    /// `mirrors` the mirror pods of the static pods.
     #[must_use]
-    pub fn new(env: &ChildEnv, client: Client, api_pods: watch::Receiver<SourceSnapshot>) -> Self {
+    pub fn new(
+        env: &ChildEnv,
+        client: Client,
+        api_pods: watch::Receiver<SourceSnapshot>,
+        mirrors: watch::Receiver<MirrorView>,
+    ) -> Self {
         Self {
             env: env.clone(),
             client,
             api_pods,
+            mirrors,
             pods: BTreeMap::new(),
         }
     }
 
-    /// The API server's copy of the pod `uid`, as last watched.
+    /// The API server's copy of the pod `uid`, as last watched: the API pod itself, or the
+    /// mirror pod of the static pod `uid`.
     fn api_pod(&self, uid: &str) -> Option<Arc<Pod>> {
         self.api_pods
             .borrow()
@@ -50,6 +63,7 @@ impl StatusManager {
             .iter()
             .find(|p| p.metadata.uid.as_deref() == Some(uid))
             .cloned()
+            .or_else(|| self.mirrors.borrow().get(uid).cloned())
     }
 
     /// Starts what the pod `uid`'s queue has to do next.
@@ -161,10 +175,12 @@ impl StatusManager {
         if !snapshot.synced {
             return;
         }
+        let mirrors = self.mirrors.borrow();
         let known: Vec<&str> = snapshot
             .pods
             .iter()
             .filter_map(|p| p.metadata.uid.as_deref())
+            .chain(mirrors.keys().map(String::as_str))
             .collect();
         self.pods
             .retain(|uid, (_, entry)| entry.busy() || known.contains(&uid.as_str()));
@@ -190,11 +206,18 @@ impl Actor for StatusManager {
             PATCHES,
             "Pod status patches sent to the API server, by result (success, error, gone)."
         );
-        let mut api_pods = self.api_pods.clone();
+        let (mut api_pods, mut mirrors) = (self.api_pods.clone(), self.mirrors.clone());
         let addr = ctx.address();
         ctx.spawn(
             async move {
-                while api_pods.changed().await.is_ok() {
+                loop {
+                    let changed = tokio::select! {
+                        changed = api_pods.changed() => changed,
+                        changed = mirrors.changed() => changed,
+                    };
+                    if changed.is_err() {
+                        break;
+                    }
                     addr.do_send(ApiPodsChanged);
                 }
             }
@@ -252,11 +275,20 @@ impl Handler<ReportStatus> for StatusManager {
             return;
         };
         let uid = report.key.uid.clone();
-        let (_, entry) = self
+        // Written to the API's pod: for a static pod, its mirror pod, by the mirror's UID.
+        let key = PodKey {
+            uid: api.metadata.uid.clone().unwrap_or_default(),
+            ..report.key
+        };
+        let slot = self
             .pods
             .entry(uid.clone())
-            .or_insert_with(|| (report.key, PodEntry::default()));
-        entry.report(status, api.status.as_ref(), Instant::now());
+            .or_insert_with(|| (key.clone(), PodEntry::default()));
+        if slot.0 != key {
+            // A mirror pod made again: nothing is written to the new one yet.
+            *slot = (key, PodEntry::default());
+        }
+        slot.1.report(status, api.status.as_ref(), Instant::now());
         self.kick(&uid, ctx);
         self.show_status();
     }

@@ -2,7 +2,7 @@
 //! change as soon as a pod actor computes it instead of in periodic batches.
 //!
 //! Entry point: [`StatusManager`]. The pod manager hands it every status report of an API pod
-//! ([`ReportStatus`]) and every finished termination ([`PodFinished`]). Each pod has a
+//! or a static pod — written to its mirror pod — ([`ReportStatus`]) and every finished termination ([`PodFinished`]). Each pod has a
 //! latest-wins queue with one write in flight (`entry`): a status is patched only when it
 //! differs from what was last written, with the pod's UID as precondition (`write`), merged
 //! with what other components own (`merge`), and retried with back-off; a pod being deleted
@@ -20,21 +20,26 @@ use kube::Client;
 use sergeant_messages::pods::SourceSnapshot;
 use tokio::sync::watch;
 
+use crate::mirror::MirrorView;
 use crate::pending::Pending;
 use crate::supervisor::{ChildSpec, Slot};
 
 /// The `status-manager` child of the `pods` supervisor: in managed mode (`managed` holds the
-/// client and the API source's view) the status manager published to `slot`; standalone, a
-/// stand-in that says there is no API server.
+/// client, the API source's view and the mirror pods) the status manager published to
+/// `slot`; standalone, a stand-in that says there is no API server.
 #[must_use]
 pub fn child_spec(
     slot: &Slot<StatusManager>,
-    managed: Option<(Client, watch::Receiver<SourceSnapshot>)>,
+    managed: Option<(
+        Client,
+        watch::Receiver<SourceSnapshot>,
+        watch::Receiver<MirrorView>,
+    )>,
 ) -> ChildSpec {
     const NAME: &str = "status-manager";
     match managed {
-        Some((client, api_pods)) => ChildSpec::worker(NAME, slot, move |env| {
-            StatusManager::new(env, client.clone(), api_pods.clone())
+        Some((client, api_pods, mirrors)) => ChildSpec::worker(NAME, slot, move |env| {
+            StatusManager::new(env, client.clone(), api_pods.clone(), mirrors.clone())
         }),
         None => ChildSpec::worker(NAME, &Slot::new(NAME), |env| Pending::standalone(env, NAME)),
     }

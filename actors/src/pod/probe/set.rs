@@ -12,6 +12,7 @@ use sergeant_messages::runtime::cri;
 
 use super::settings::ProbeKind;
 use super::worker::{ProbeResult, ProbeWorker, ProbedContainer};
+use crate::events::PodEvents;
 use crate::pod::observe::PodRuntime;
 use crate::runtime::RuntimePort;
 use crate::supervisor::{spawn_actor, Running};
@@ -37,6 +38,8 @@ pub struct ProbeDeps<'a> {
     pub port: &'a RuntimePort,
     /// Where verdicts go.
     pub report: &'a Recipient<ProbeResult>,
+    /// The pod's events (failed probes are `Unhealthy`).
+    pub events: &'a PodEvents,
 }
 
 impl ProbeSet {
@@ -102,6 +105,7 @@ impl ProbeSet {
                 probed,
                 deps.port.clone(),
                 deps.report.clone(),
+                deps.events.clone(),
             );
             let (_, running) = spawn_actor(worker, span);
             self.workers.insert(

@@ -12,6 +12,7 @@ use sergeant_messages::pods::PodKey;
 use super::check::{check, Outcome};
 use super::metrics;
 use super::settings::{ProbeKind, ProbeSettings};
+use crate::events::{reason, EventType, PodEvents};
 use crate::pod::target::ContainerTarget;
 use crate::runtime::RuntimePort;
 
@@ -46,6 +47,7 @@ pub struct ProbeWorker {
     started_at: SystemTime,
     port: RuntimePort,
     report: Recipient<ProbeResult>,
+    events: PodEvents,
     /// The current verdict, once one was reached.
     verdict: Option<bool>,
     /// The last attempt's result and how many in a row gave it.
@@ -70,7 +72,7 @@ pub struct ProbedContainer {
 
 impl ProbeWorker {
     /// A worker for `kind` (whose probe is `probe`) on `container` of `pod`, reporting verdict
-    /// changes to `report`.
+    /// changes to `report` and failed attempts to `events`.
     #[must_use]
     pub fn new(
         kind: ProbeKind,
@@ -79,6 +81,7 @@ impl ProbeWorker {
         container: ProbedContainer,
         port: RuntimePort,
         report: Recipient<ProbeResult>,
+        events: PodEvents,
     ) -> Self {
         Self {
             kind,
@@ -91,6 +94,7 @@ impl ProbeWorker {
             started_at: container.started_at,
             port,
             report,
+            events,
             verdict: None,
             streak: None,
             on_hold: false,
@@ -136,9 +140,13 @@ impl ProbeWorker {
     fn count(&mut self, outcome: Outcome) {
         let (success, message) = match outcome {
             Outcome::Success(message) => (true, message),
-            Outcome::Failure(message) => (false, message),
+            Outcome::Failure(message) => {
+                self.unhealthy(format!("{} probe failed: {message}", self.kind.name()));
+                (false, message)
+            }
             Outcome::Unknown(message) => {
                 tracing::debug!(probe = %self.kind, "probe could not run: {message}");
+                self.unhealthy(format!("{} probe errored: {message}", self.kind.name()));
                 return;
             }
         };
@@ -171,6 +179,13 @@ impl ProbeWorker {
             success,
             message,
         });
+    }
+
+    /// An `Unhealthy` event about the probed container, for every failed attempt as upstream.
+    fn unhealthy(&self, message: String) {
+        let name = &self.container.name;
+        self.events
+            .container(name, EventType::Warning, reason::UNHEALTHY, message);
     }
 }
 

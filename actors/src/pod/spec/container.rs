@@ -15,6 +15,7 @@ use super::hash::container_hash;
 use super::identity::PodIdentity;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
 use super::node::NodeContext;
+use super::objects::PodObjects;
 use super::qos::qos_class;
 use super::quantity::container_amounts;
 use super::resources::linux_resources;
@@ -51,14 +52,17 @@ impl ContainerKind {
 
 /// The runtime configuration of the `restart_count`-th instance of `container`. `pod_ip` is
 /// the sandbox's address, which env `fieldRef: status.podIP` needs; pass `None` when it is not
-/// known (such a reference then fails with a precise error). Mounts the termination-log file
+/// known (such a reference then fails with a precise error). `objects` holds the config maps
+/// and secrets the environment reads, fetched beforehand. Mounts the termination-log file
 /// that [`super::prepare_termination_log`] creates. Pure: no I/O.
 ///
 /// # Errors
 ///
 /// [`SpecError::Field`] naming the field at fault: missing image, unusable name, quantities
-/// that do not parse, env references the node cannot answer (`envFrom`, config maps,
-/// secrets), mounts of unknown volumes or escaping sub paths, contradictory security settings.
+/// that do not parse, env references the node cannot answer (a missing config map, secret or
+/// key that is not optional; any of them on a standalone node), mounts of unknown volumes or
+/// escaping sub paths, contradictory security settings.
+#[allow(clippy::too_many_arguments)]
 pub fn container_config(
     pod: &Pod,
     container: &Container,
@@ -67,6 +71,7 @@ pub fn container_config(
     node: &NodeContext,
     volumes: &VolumePlan,
     pod_ip: Option<&str>,
+    objects: &PodObjects,
 ) -> Result<ContainerConfig, SpecError> {
     let id = PodIdentity::of(pod)?;
     let empty = PodSpec::default();
@@ -82,6 +87,7 @@ pub fn container_config(
         id: &id,
         node,
         pod_ip,
+        objects,
     };
     let envs = container_env(&sources, container, &field)?;
     let values: HashMap<String, String> = envs
@@ -244,7 +250,16 @@ mod tests {
     ) -> Result<ContainerConfig, SpecError> {
         let node = node(PathBuf::from("/r"));
         let plan = VolumePlan::for_pod(pod, &node).unwrap();
-        container_config(pod, container, kind, 4, &node, &plan, None)
+        container_config(
+            pod,
+            container,
+            kind,
+            4,
+            &node,
+            &plan,
+            None,
+            &PodObjects::default(),
+        )
     }
 
     fn app_pod() -> Pod {

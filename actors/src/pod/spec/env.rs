@@ -1,101 +1,141 @@
-//! A container's environment: literal values with `$(VAR)` references to earlier variables,
-//! and the `fieldRef`s the node can answer without the API server.
+//! A container's environment: `envFrom` config maps and secrets, then `env` — literal values
+//! with `$(VAR)` references to earlier variables, keys of config maps and secrets, and the
+//! `fieldRef`s the node answers itself.
 
 use std::collections::HashMap;
 
 use sergeant_messages::pods::core::{Container, EnvVarSource, Pod};
 use sergeant_messages::runtime::cri::KeyValue;
 
+use super::env_refs::{env_from, key_value};
 use super::error::SpecError;
 use super::expand::expand;
 use super::identity::PodIdentity;
 use super::node::NodeContext;
+use super::objects::{ObjectKind, PodObjects};
+use super::resource_ref::resource_value;
 
-/// What an env value may refer to besides the pod spec: the node, and the pod's IP once its
-/// sandbox runs.
+/// What an env value may refer to besides the pod spec: the node, the pod's IP once its
+/// sandbox runs, and the config maps and secrets the sync step fetched.
 pub(crate) struct EnvSources<'a> {
     pub(crate) pod: &'a Pod,
     pub(crate) id: &'a PodIdentity,
     pub(crate) node: &'a NodeContext,
     pub(crate) pod_ip: Option<&'a str>,
+    pub(crate) objects: &'a PodObjects,
 }
 
-/// The environment of `container` (at `field`, e.g. `spec.containers[0]`), in spec order; a
-/// name given twice keeps its first place and its last value.
+/// The environment of `container` (at `field`, e.g. `spec.containers[0]`): the `envFrom`
+/// variables, then `env` in spec order; a name given twice keeps its first place and its last
+/// value. A variable from a missing optional key or object is left out.
 pub(crate) fn container_env(
     sources: &EnvSources<'_>,
     container: &Container,
     field: &str,
 ) -> Result<Vec<KeyValue>, SpecError> {
     let pod = &sources.id.display;
-    if container.env_from.as_ref().is_some_and(|e| !e.is_empty()) {
-        return Err(SpecError::field(
-            pod,
-            format!("{field}.envFrom"),
-            "needs the API server (config maps and secrets), which sergeant does not use yet",
-        ));
-    }
     let mut env: Vec<KeyValue> = Vec::new();
     let mut values: HashMap<String, String> = HashMap::new();
+    let mut set = |key: String, value: String, values: &mut HashMap<String, String>| {
+        values.insert(key.clone(), value.clone());
+        match env.iter_mut().find(|kv| kv.key == key) {
+            Some(existing) => existing.value = value,
+            None => env.push(KeyValue { key, value }),
+        }
+    };
+    for (index, source) in container.env_from.iter().flatten().enumerate() {
+        let vars = env_from(sources.objects, source).map_err(|(at, reason)| {
+            let dot = if at.is_empty() { "" } else { "." };
+            SpecError::field(pod, format!("{field}.envFrom[{index}]{dot}{at}"), reason)
+        })?;
+        for (key, value) in vars {
+            set(key, value, &mut values);
+        }
+    }
     for (index, var) in container.env.iter().flatten().enumerate() {
         let value = match (&var.value_from, &var.value) {
             (Some(source), _) => {
                 let at = format!("{field}.env[{index}].valueFrom");
-                from_source(sources, source, &at)?
+                match from_source(sources, &container.name, source, &at)? {
+                    Some(value) => value,
+                    None => continue,
+                }
             }
             (None, value) => expand(value.as_deref().unwrap_or_default(), |name| {
                 values.get(name).map(String::as_str)
             }),
         };
-        values.insert(var.name.clone(), value.clone());
-        match env.iter_mut().find(|kv| kv.key == var.name) {
-            Some(existing) => existing.value = value,
-            None => env.push(KeyValue {
-                key: var.name.clone(),
-                value,
-            }),
-        }
+        set(var.name.clone(), value, &mut values);
     }
     Ok(env)
 }
 
+/// The value of one `valueFrom` of container `own`; `None` for a missing optional key.
 fn from_source(
     sources: &EnvSources<'_>,
+    own: &str,
     source: &EnvVarSource,
     at: &str,
-) -> Result<String, SpecError> {
+) -> Result<Option<String>, SpecError> {
     let pod = &sources.id.display;
     if let Some(field_ref) = &source.field_ref {
-        return field_value(sources, &field_ref.field_path).ok_or_else(|| {
-            SpecError::field(
-                pod,
-                format!("{at}.fieldRef.fieldPath"),
-                unknown_field_reason(&field_ref.field_path),
-            )
-        });
+        return field_value(sources, &field_ref.field_path)
+            .map(Some)
+            .ok_or_else(|| {
+                SpecError::field(
+                    pod,
+                    format!("{at}.fieldRef.fieldPath"),
+                    unknown_field_reason(&field_ref.field_path),
+                )
+            });
     }
-    let (kind, reason) = if source.config_map_key_ref.is_some() {
-        (
+    let keyed = match (&source.config_map_key_ref, &source.secret_key_ref) {
+        (Some(r), _) => Some((
+            ObjectKind::ConfigMap,
             "configMapKeyRef",
-            "needs the API server, which sergeant does not use yet",
-        )
-    } else if source.secret_key_ref.is_some() {
-        (
+            &r.name,
+            &r.key,
+            r.optional,
+        )),
+        (None, Some(r)) => Some((
+            ObjectKind::Secret,
             "secretKeyRef",
-            "needs the API server, which sergeant does not use yet",
-        )
-    } else if source.resource_field_ref.is_some() {
-        ("resourceFieldRef", "is not supported yet")
-    } else if source.file_key_ref.is_some() {
-        ("fileKeyRef", "is not supported yet")
-    } else {
-        return Err(SpecError::field(pod, at, "names no source"));
+            &r.name,
+            &r.key,
+            r.optional,
+        )),
+        (None, None) => None,
     };
-    Err(SpecError::field(pod, format!("{at}.{kind}"), reason))
+    if let Some((kind, field, name, key, optional)) = keyed {
+        let namespace = &sources.id.namespace;
+        return key_value(
+            sources.objects,
+            kind,
+            name,
+            key,
+            optional.unwrap_or(false),
+            namespace,
+        )
+        .map_err(|reason| SpecError::field(pod, format!("{at}.{field}"), reason));
+    }
+    if let Some(selector) = &source.resource_field_ref {
+        return resource_value(sources.pod, own, selector, sources.node)
+            .map(Some)
+            .map_err(|reason| SpecError::field(pod, format!("{at}.resourceFieldRef"), reason));
+    }
+    if source.file_key_ref.is_some() {
+        return Err(SpecError::field(
+            pod,
+            format!("{at}.fileKeyRef"),
+            "is not supported yet",
+        ));
+    }
+    Err(SpecError::field(pod, at, "names no source"))
 }
 
-/// The value of a downward-API field path, when the node knows it.
-fn field_value(sources: &EnvSources<'_>, path: &str) -> Option<String> {
+/// The value of a downward-API field path, when the node knows it (environment and
+/// downwardAPI volumes alike).
+pub(crate) fn field_value(sources: &EnvSources<'_>, path: &str) -> Option<String> {
     let meta = &sources.pod.metadata;
     let spec = sources.pod.spec.as_ref();
     let keyed = |prefix: &str| {
@@ -156,7 +196,8 @@ mod tests {
     use super::*;
     use crate::pod::spec::test_pods::{node, pod_with};
     use sergeant_messages::pods::core::{
-        EnvFromSource, EnvVar, ObjectFieldSelector, SecretKeySelector,
+        ConfigMapEnvSource, ConfigMapKeySelector, EnvFromSource, EnvVar, ObjectFieldSelector,
+        SecretKeySelector,
     };
     use std::path::PathBuf;
 
@@ -187,11 +228,13 @@ mod tests {
         pod.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
         let id = PodIdentity::of(&pod).unwrap();
         let node = node(PathBuf::from("/tmp/x"));
+        let objects = objects();
         let sources = EnvSources {
             pod: &pod,
             id: &id,
             node: &node,
             pod_ip,
+            objects: &objects,
         };
         let container = Container {
             name: "c".into(),
@@ -287,14 +330,30 @@ mod tests {
         };
         let error = run(vec![secret], None).unwrap_err().to_string();
         assert!(
-            error
-                .contains("spec.containers[0].env[0].valueFrom.secretKeyRef: needs the API server"),
+            error.contains(
+                "spec.containers[0].env[0].valueFrom.secretKeyRef: secret \"\" was not fetched"
+            ),
             "{error}"
         );
     }
 
-    #[test]
-    fn env_from_needs_the_api_server() {
+    /// The managed objects of these tests: config map `cm` {A: 1, B: 2}, secret `gone`
+    /// missing.
+    fn objects() -> PodObjects {
+        let mut objects = PodObjects::managed();
+        let data = [("A", "1"), ("B", "2")]
+            .map(|(k, v)| (k.to_owned(), v.as_bytes().to_vec()))
+            .into();
+        objects.insert(ObjectKind::ConfigMap, "cm", Some(data));
+        objects.insert(ObjectKind::Secret, "gone", None);
+        objects
+    }
+
+    fn env_from_run(
+        objects: &PodObjects,
+        env_from: Vec<EnvFromSource>,
+        env: Vec<EnvVar>,
+    ) -> Result<Vec<(String, String)>, SpecError> {
         let pod = pod_with(vec![], vec![]);
         let id = PodIdentity::of(&pod).unwrap();
         let node = node(PathBuf::from("/tmp/x"));
@@ -303,17 +362,85 @@ mod tests {
             id: &id,
             node: &node,
             pod_ip: None,
+            objects,
         };
         let container = Container {
             name: "c".into(),
-            env_from: Some(vec![EnvFromSource::default()]),
+            env_from: Some(env_from),
+            env: Some(env),
             ..Default::default()
         };
-        let error = container_env(&sources, &container, "spec.containers[2]")
+        Ok(container_env(&sources, &container, "spec.containers[2]")?
+            .into_iter()
+            .map(|kv| (kv.key, kv.value))
+            .collect())
+    }
+
+    fn from_cm(name: &str) -> EnvFromSource {
+        EnvFromSource {
+            config_map_ref: Some(ConfigMapEnvSource {
+                name: name.into(),
+                optional: None,
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn key_ref(name: &str, cm: &str, key: &str, optional: bool) -> EnvVar {
+        EnvVar {
+            name: name.into(),
+            value: None,
+            value_from: Some(EnvVarSource {
+                config_map_key_ref: Some(ConfigMapKeySelector {
+                    name: cm.into(),
+                    key: key.into(),
+                    optional: Some(optional),
+                }),
+                ..Default::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn config_maps_and_secrets_fill_the_environment() {
+        let env = env_from_run(
+            &objects(),
+            vec![from_cm("cm")],
+            vec![
+                literal("B", "own"),
+                key_ref("K", "cm", "A", false),
+                key_ref("SKIPPED", "cm", "nope", true),
+                literal("REF", "$(A)-$(K)"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            env,
+            pairs(&[("A", "1"), ("B", "own"), ("K", "1"), ("REF", "1-1")])
+        );
+        let error = env_from_run(&objects(), vec![], vec![key_ref("K", "cm", "nope", false)])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "pod ns/web: spec.containers[2].env[0].valueFrom.configMapKeyRef: couldn't find key nope in ConfigMap ns/cm"
+        );
+        let error = env_from_run(&objects(), vec![from_cm("other")], vec![])
             .unwrap_err()
             .to_string();
         assert!(
-            error.contains("spec.containers[2].envFrom: needs the API server"),
+            error.contains("envFrom[0].configMapRef: configmap \"other\" was not fetched"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_standalone_node_has_no_config_maps() {
+        let error = env_from_run(&PodObjects::default(), vec![from_cm("cm")], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("spec.containers[2].envFrom[0].configMapRef: needs the API server"),
             "{error}"
         );
     }

@@ -4,14 +4,16 @@
 //! the termination-log file ([`prepare_termination_log`]) and log directory
 //! ([`prepare_container_log_dir`]).
 //!
-//! Everything here is a function of the pod and a [`NodeContext`], so the pod actor can call
-//! it on every sync and get the same answer. The few functions that touch the host say so and
+//! Everything here is a function of the pod, a [`NodeContext`] and the [`PodObjects`] (config
+//! maps, secrets, tokens) the sync step fetched beforehand, so the pod actor can call it on
+//! every sync and get the same answer. The few functions that touch the host say so and
 //! are meant for `spawn_blocking`.
 
 mod cgroup;
 mod container;
 mod dns;
 mod env;
+mod env_refs;
 mod error;
 mod expand;
 mod hash;
@@ -20,8 +22,10 @@ mod logs;
 pub(crate) mod mountinfo;
 mod mounts;
 mod node;
+mod objects;
 mod qos;
 mod quantity;
+mod resource_ref;
 mod resources;
 mod sandbox;
 mod security;
@@ -35,8 +39,12 @@ pub use hash::container_hash;
 pub use logs::prepare_container_log_dir;
 pub use mounts::prepare_termination_log;
 pub use node::NodeContext;
+pub use objects::{references, ObjectData, ObjectKind, PodObjects, References, TokenKey};
 pub use qos::{qos_class, QosClass};
 pub use sandbox::sandbox_config;
 
+pub(crate) use env::{field_value, EnvSources};
 pub(crate) use error::io_reason;
 pub(crate) use identity::{is_safe_path_component, PodIdentity};
+pub(crate) use objects::{service_account, token_key};
+pub(crate) use resource_ref::resource_value;

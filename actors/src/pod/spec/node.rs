@@ -38,10 +38,14 @@ pub struct NodeContext {
     pub pod_pids_limit: i64,
     /// The node's memory size, which scales the OOM score of burstable containers.
     pub memory_capacity_bytes: u64,
+    /// The node's cpus in millicores: what a `resourceFieldRef` to `limits.cpu` of a container
+    /// without a cpu limit reads.
+    pub cpu_capacity_millis: i64,
 }
 
 impl NodeContext {
-    /// Takes the settings from the configuration and the memory size from `/proc/meminfo`.
+    /// Takes the settings from the configuration, the memory size from `/proc/meminfo` and the
+    /// cpu count from the process's view of the machine.
     ///
     /// # Errors
     ///
@@ -67,6 +71,7 @@ impl NodeContext {
             cgroups_per_qos: kubelet.cgroups_per_qos,
             pod_pids_limit: kubelet.pod_pids_limit,
             memory_capacity_bytes: memory_capacity(Path::new(MEMINFO))?,
+            cpu_capacity_millis: crate::allocatable::NodeResources::of_machine(0).cpu_millis,
         })
     }
 

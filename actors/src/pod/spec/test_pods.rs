@@ -66,5 +66,6 @@ pub(crate) fn node(root: PathBuf) -> NodeContext {
         cgroups_per_qos: true,
         pod_pids_limit: -1,
         memory_capacity_bytes: 16 << 30,
+        cpu_capacity_millis: 4000,
     }
 }

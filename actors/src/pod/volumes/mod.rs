@@ -1,8 +1,12 @@
-//! A pod's volumes on the node: which host path backs each volume ([`VolumePlan`]), and
-//! making those paths real before the sandbox starts and removing them after the pod is gone
-//! ([`setup_volumes`], [`teardown_pod_dir`]).
+//! A pod's volumes on the node: which host path backs each volume ([`VolumePlan`]), what the
+//! API-backed ones hold ([`api_payloads`]), making those paths real before the sandbox starts
+//! and keeping their content current ([`setup_volumes`], [`refresh_api_volumes`], written with
+//! the [`atomic`] layout), and removing them after the pod is gone ([`teardown_pod_dir`]).
 
+pub mod atomic;
+mod error;
 mod host_path;
+mod payload;
 mod setup;
 
 use std::collections::BTreeMap;
@@ -11,10 +15,12 @@ use std::path::PathBuf;
 use sergeant_config::Quantity;
 use sergeant_messages::pods::core::{Pod, Volume};
 
+pub use atomic::Payload;
+pub use error::VolumeError;
 pub use host_path::HostPathType;
-pub use setup::{setup_volumes, teardown_pod_dir};
+pub use setup::{refresh_api_volumes, setup_volumes, teardown_pod_dir};
 
-use crate::pod::spec::{NodeContext, PodIdentity, SpecError};
+use crate::pod::spec::{EnvSources, NodeContext, PodIdentity, PodObjects, SpecError};
 
 /// The directory of a pod's emptyDir volumes, below the pod directory (upstream's layout, so
 /// node tools find them).
@@ -24,8 +30,8 @@ const EMPTY_DIR_PLUGIN: &str = "volumes/kubernetes.io~empty-dir";
 /// to set the volumes up and to turn container `volumeMounts` into runtime mounts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VolumePlan {
-    /// `namespace/name` of the pod, for errors.
-    pub(crate) pod: String,
+    /// Who the pod is, for paths and errors.
+    pub(crate) id: PodIdentity,
     volumes: BTreeMap<String, PlannedVolume>,
 }
 
@@ -42,7 +48,7 @@ pub struct PlannedVolume {
     pub source: PlannedSource,
 }
 
-/// The kinds of volume the node can provide on its own.
+/// The kinds of volume the node provides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlannedSource {
     /// A fresh directory for the pod's lifetime (`emptyDir`), on disk or in memory.
@@ -52,17 +58,70 @@ pub enum PlannedSource {
     },
     /// A path of the node (`hostPath`), checked or created as its type says.
     HostPath(HostPathType),
+    /// Files written by the node from API objects or the pod itself, kept current.
+    Api(ApiVolume),
+}
+
+/// The volume types whose files the node writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiVolume {
+    /// Keys of a config map.
+    ConfigMap,
+    /// Keys of a secret, in memory.
+    Secret,
+    /// Fields of the pod.
+    DownwardApi,
+    /// Several of those and service account tokens in one directory, in memory.
+    Projected,
+}
+
+impl ApiVolume {
+    /// The spec's name of the type, and upstream's plugin directory for it.
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            ApiVolume::ConfigMap => ("configMap", "kubernetes.io~configmap"),
+            ApiVolume::Secret => ("secret", "kubernetes.io~secret"),
+            ApiVolume::DownwardApi => ("downwardAPI", "kubernetes.io~downward-api"),
+            ApiVolume::Projected => ("projected", "kubernetes.io~projected"),
+        }
+    }
+
+    fn of(volume: &Volume) -> Option<Self> {
+        if volume.config_map.is_some() {
+            Some(ApiVolume::ConfigMap)
+        } else if volume.secret.is_some() {
+            Some(ApiVolume::Secret)
+        } else if volume.downward_api.is_some() {
+            Some(ApiVolume::DownwardApi)
+        } else if volume.projected.is_some() {
+            Some(ApiVolume::Projected)
+        } else {
+            None
+        }
+    }
+}
+
+impl PlannedSource {
+    /// The spec's name of the volume type, for errors and metrics.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            PlannedSource::EmptyDir { .. } => "emptyDir",
+            PlannedSource::HostPath(_) => "hostPath",
+            PlannedSource::Api(kind) => kind.names().0,
+        }
+    }
 }
 
 impl VolumePlan {
-    /// Plans every volume of `pod`: emptyDir under `<root_dir>/pods/<uid>/volumes/…`, hostPath
-    /// at its own path.
+    /// Plans every volume of `pod`: emptyDir, configMap, secret, downwardAPI and projected
+    /// under `<root_dir>/pods/<uid>/volumes/<plugin>/<name>` (the last four read-only, secrets
+    /// and projections in memory), hostPath at its own path.
     ///
     /// # Errors
     ///
     /// [`SpecError::Field`] naming `spec.volumes[i]` for an unusable pod identity or volume
     /// name, a duplicate name, a relative hostPath, an unknown hostPath type or emptyDir
-    /// medium, a bad `sizeLimit`, or a volume type that needs the API server.
+    /// medium, a bad `sizeLimit`, or a volume type sergeant does not support.
     pub fn for_pod(pod: &Pod, node: &NodeContext) -> Result<VolumePlan, SpecError> {
         let id = PodIdentity::of(pod)?;
         let pod_dir = node.pod_dir(&id.uid);
@@ -91,10 +150,7 @@ impl VolumePlan {
                 ));
             }
         }
-        Ok(VolumePlan {
-            pod: id.display,
-            volumes,
-        })
+        Ok(VolumePlan { id, volumes })
     }
 
     /// The planned volume called `name`, if the pod has one.
@@ -167,13 +223,61 @@ fn plan_one(
             source: PlannedSource::HostPath(kind),
         });
     }
+    if let Some(kind) = ApiVolume::of(volume) {
+        let is_memory = matches!(kind, ApiVolume::Secret | ApiVolume::Projected);
+        return Ok(PlannedVolume {
+            host_path: pod_dir
+                .join("volumes")
+                .join(kind.names().1)
+                .join(&volume.name),
+            is_memory,
+            read_only: true,
+            source: PlannedSource::Api(kind),
+        });
+    }
     Err((
         "",
-        format!(
-            "volume type {} is not supported without the API server",
-            volume_type(volume)
-        ),
+        format!("volume type {} is not supported", volume_type(volume)),
     ))
+}
+
+/// The files of every API-backed volume of `pod` by volume name, from the objects the sync
+/// step fetched; and a [`VolumeError`] for each such volume whose files cannot be computed (a
+/// missing config map, secret or key, a standalone node). Pure.
+#[must_use]
+pub fn api_payloads(
+    plan: &VolumePlan,
+    pod: &Pod,
+    node: &NodeContext,
+    objects: &PodObjects,
+) -> (BTreeMap<String, Payload>, Vec<VolumeError>) {
+    let sources = EnvSources {
+        pod,
+        id: &plan.id,
+        node,
+        pod_ip: None,
+        objects,
+    };
+    let mut payloads = BTreeMap::new();
+    let mut failures = Vec::new();
+    let specs = pod.spec.iter().flat_map(|s| s.volumes.iter().flatten());
+    for volume in specs {
+        let Some(PlannedSource::Api(kind)) = plan.get(&volume.name).map(|v| v.source) else {
+            continue;
+        };
+        match payload::volume_payload(volume, &sources) {
+            Ok(files) => {
+                payloads.insert(volume.name.clone(), files);
+            }
+            Err(reason) => failures.push(VolumeError {
+                pod: plan.id.display.clone(),
+                volume: volume.name.clone(),
+                kind: kind.names().0,
+                reason,
+            }),
+        }
+    }
+    (payloads, failures)
 }
 
 /// The name of the volume's source field (`configMap`, `secret`, …), from its JSON form.
@@ -195,9 +299,7 @@ mod tests {
     use super::*;
     use crate::pod::spec::test_pods::{node, pod_with};
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
-    use sergeant_messages::pods::core::{
-        ConfigMapVolumeSource, EmptyDirVolumeSource, HostPathVolumeSource,
-    };
+    use sergeant_messages::pods::core::{EmptyDirVolumeSource, HostPathVolumeSource};
 
     pub(crate) fn empty_dir(name: &str, medium: Option<&str>, size: Option<&str>) -> Volume {
         Volume {
@@ -260,16 +362,97 @@ mod tests {
     }
 
     #[test]
+    fn api_volumes_are_placed_read_only_secrets_in_memory() {
+        let volumes: Vec<Volume> = serde_json::from_value(serde_json::json!([
+            {"name": "cfg", "configMap": {"name": "cm"}},
+            {"name": "sec", "secret": {"secretName": "s"}},
+            {"name": "down", "downwardAPI": {}},
+            {"name": "all", "projected": {"sources": []}}
+        ]))
+        .unwrap();
+        let plan = plan(volumes).unwrap();
+        let base = "/var/lib/sgt/pods/uid-1/volumes";
+        let placed: Vec<(&str, String, bool, bool, &str)> = plan
+            .iter()
+            .map(|(name, v)| {
+                let dir = v
+                    .host_path
+                    .strip_prefix(base)
+                    .unwrap()
+                    .display()
+                    .to_string();
+                (name, dir, v.is_memory, v.read_only, v.source.type_name())
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                (
+                    "all",
+                    "kubernetes.io~projected/all".into(),
+                    true,
+                    true,
+                    "projected"
+                ),
+                (
+                    "cfg",
+                    "kubernetes.io~configmap/cfg".into(),
+                    false,
+                    true,
+                    "configMap"
+                ),
+                (
+                    "down",
+                    "kubernetes.io~downward-api/down".into(),
+                    false,
+                    true,
+                    "downwardAPI"
+                ),
+                (
+                    "sec",
+                    "kubernetes.io~secret/sec".into(),
+                    true,
+                    true,
+                    "secret"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_standalone_node_names_the_volume_it_cannot_fill() {
+        let volumes: Vec<Volume> = serde_json::from_value(serde_json::json!([
+            {"name": "cfg", "configMap": {"name": "cm"}},
+            {"name": "down", "downwardAPI": {"items": [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+            {"name": "e", "emptyDir": {}}
+        ]))
+        .unwrap();
+        let mut pod = pod_with(vec![], vec![]);
+        pod.spec.as_mut().unwrap().volumes = Some(volumes);
+        let node = node(PathBuf::from("/r"));
+        let plan = VolumePlan::for_pod(&pod, &node).unwrap();
+        let (payloads, failures) = api_payloads(&plan, &pod, &node, &PodObjects::default());
+        assert_eq!(payloads.keys().collect::<Vec<_>>(), ["down"]);
+        assert_eq!(payloads["down"]["n"].data, b"web");
+        assert_eq!(
+            failures.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["pod ns/web: volume \"cfg\" (configMap): needs the API server, which a standalone node does not have"]
+        );
+    }
+
+    #[test]
     fn what_the_node_cannot_provide_is_refused_precisely() {
-        let config_map = Volume {
-            name: "cfg".into(),
-            config_map: Some(ConfigMapVolumeSource::default()),
-            ..Default::default()
-        };
-        let error = plan(vec![empty_dir("a", None, None), config_map])
+        let nfs: Volume = serde_json::from_value(
+            serde_json::json!({"name": "n", "nfs": {"server": "s", "path": "/"}}),
+        )
+        .unwrap();
+        let error = plan(vec![empty_dir("a", None, None), nfs])
             .unwrap_err()
             .to_string();
-        assert_eq!(error, "pod ns/web: spec.volumes[1]: volume type configMap is not supported without the API server");
+        assert_eq!(
+            error,
+            "pod ns/web: spec.volumes[1]: volume type nfs is not supported"
+        );
         let error = plan(vec![host_path("h", "relative", None)])
             .unwrap_err()
             .to_string();

@@ -1,6 +1,8 @@
-//! Making a pod's planned volumes real on the node, and removing everything the node kept for
-//! the pod. Both are idempotent and blocking: the pod actor runs them in `spawn_blocking`.
+//! Making a pod's planned volumes real on the node, keeping the files of its API-backed volumes
+//! current, and removing everything the node kept for the pod. All idempotent and blocking:
+//! the pod actor runs them in `spawn_blocking`.
 
+use std::collections::BTreeMap;
 use std::io::ErrorKind;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -8,7 +10,8 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 
-use super::{PlannedSource, PlannedVolume, VolumePlan};
+use super::atomic::{write_payload, Payload};
+use super::{PlannedSource, PlannedVolume, VolumeError, VolumePlan};
 use crate::pod::spec::mountinfo::{self, is_mounted};
 use crate::pod::spec::{is_safe_path_component, NodeContext, SpecError};
 
@@ -16,30 +19,84 @@ use crate::pod::spec::{is_safe_path_component, NodeContext, SpecError};
 /// use them.
 const EMPTY_DIR_MODE: u32 = 0o777;
 
-/// Creates the emptyDir directories (mounting a tmpfs on memory ones), and checks or creates
-/// hostPath paths as their type says. Running it again changes nothing: a tmpfs already
-/// mounted stays as it is.
+/// Creates the emptyDir directories (mounting a tmpfs on memory ones), checks or creates
+/// hostPath paths as their type says, and writes the API-backed volumes from `payloads` (by
+/// volume name; computed by [`super::api_payloads`]). Running it again changes nothing: a
+/// tmpfs already mounted stays as it is.
 ///
 /// # Errors
 ///
-/// [`SpecError::Host`] naming the pod, the path and the reason when a directory or tmpfs
-/// cannot be made, or a hostPath is not what its type requires.
-pub fn setup_volumes(plan: &VolumePlan) -> Result<(), SpecError> {
-    let mounts = if plan.iter().any(|(_, v)| v.is_memory) {
-        mountinfo::mounts().map_err(|reason| SpecError::Node { reason })?
-    } else {
-        Vec::new()
-    };
-    for (_, volume) in plan.iter() {
-        let fail = |reason: String| SpecError::host_reason(&plan.pod, &volume.host_path, reason);
-        match volume.source {
+/// [`VolumeError`] naming the pod, the volume and the reason (with the path) when a directory
+/// or tmpfs cannot be made, a hostPath is not what its type requires, or an API-backed volume
+/// has no payload or cannot be written.
+pub fn setup_volumes(
+    plan: &VolumePlan,
+    payloads: &BTreeMap<String, Payload>,
+) -> Result<(), VolumeError> {
+    let mounts = memory_mounts(plan)?;
+    for (name, volume) in plan.iter() {
+        let done = match volume.source {
             PlannedSource::EmptyDir { size_limit_bytes } => {
-                make_empty_dir(volume, size_limit_bytes, &mounts).map_err(fail)?;
+                make_empty_dir(volume, size_limit_bytes, &mounts)
             }
-            PlannedSource::HostPath(kind) => kind.prepare(&volume.host_path).map_err(fail)?,
-        }
+            PlannedSource::HostPath(kind) => kind.prepare(&volume.host_path),
+            PlannedSource::Api(_) => write_api_volume(volume, payloads.get(name), &mounts),
+        };
+        done.map_err(|reason| failure(plan, name, volume, reason))?;
     }
     Ok(())
+}
+
+/// Writes the API-backed volumes that have a payload in `payloads` again where their content
+/// changed (the others keep what they hold). Returns a [`VolumeError`] for each that could not
+/// be written.
+#[must_use]
+pub fn refresh_api_volumes(
+    plan: &VolumePlan,
+    payloads: &BTreeMap<String, Payload>,
+) -> Vec<VolumeError> {
+    let mounts = match memory_mounts(plan) {
+        Ok(mounts) => mounts,
+        Err(error) => return vec![error],
+    };
+    plan.iter()
+        .filter(|(name, v)| {
+            matches!(v.source, PlannedSource::Api(_)) && payloads.contains_key(*name)
+        })
+        .filter_map(|(name, volume)| {
+            write_api_volume(volume, payloads.get(name), &mounts)
+                .err()
+                .map(|reason| failure(plan, name, volume, reason))
+        })
+        .collect()
+}
+
+/// The node's mounts when the plan has memory volumes (to see which tmpfs exist already).
+fn memory_mounts(plan: &VolumePlan) -> Result<Vec<mountinfo::MountEntry>, VolumeError> {
+    let Some((name, volume)) = plan.iter().find(|(_, v)| v.is_memory) else {
+        return Ok(Vec::new());
+    };
+    mountinfo::mounts().map_err(|reason| failure(plan, name, volume, reason))
+}
+
+fn failure(plan: &VolumePlan, name: &str, volume: &PlannedVolume, reason: String) -> VolumeError {
+    VolumeError {
+        pod: plan.id.display.clone(),
+        volume: name.to_owned(),
+        kind: volume.source.type_name(),
+        reason: format!("{}: {reason}", volume.host_path.display()),
+    }
+}
+
+/// The volume's directory (a tmpfs for memory ones) holding `payload`.
+fn write_api_volume(
+    volume: &PlannedVolume,
+    payload: Option<&Payload>,
+    mounts: &[mountinfo::MountEntry],
+) -> Result<(), String> {
+    let payload = payload.ok_or("its content is not known")?;
+    make_empty_dir(volume, None, mounts)?;
+    write_payload(&volume.host_path, payload).map(drop)
 }
 
 fn make_empty_dir(
@@ -149,8 +206,8 @@ mod tests {
                 ),
             ],
         );
-        setup_volumes(&plan).unwrap();
-        setup_volumes(&plan).unwrap();
+        setup_volumes(&plan, &BTreeMap::new()).unwrap();
+        setup_volumes(&plan, &BTreeMap::new()).unwrap();
         let mem = &plan.get("mem").unwrap().host_path;
         let mounts = mountinfo::mounts().unwrap();
         assert_eq!(
@@ -179,6 +236,54 @@ mod tests {
         );
     }
 
+    /// API-backed volumes: written at setup (secrets on a tmpfs), updated by a refresh,
+    /// unmounted by the teardown.
+    #[test]
+    fn api_volumes_are_written_refreshed_and_torn_down() {
+        let root = tempfile::tempdir().unwrap();
+        let volumes: Vec<Volume> = serde_json::from_value(serde_json::json!([
+            {"name": "cfg", "configMap": {"name": "cm"}},
+            {"name": "sec", "secret": {"secretName": "s"}}
+        ]))
+        .unwrap();
+        let (plan, node) = planned(root.path(), volumes);
+        let payload = |text: &str| -> Payload {
+            let file = super::super::atomic::FileContent {
+                data: text.as_bytes().to_vec(),
+                mode: 0o644,
+            };
+            [("k".to_owned(), file)].into()
+        };
+        let missing = setup_volumes(&plan, &BTreeMap::new()).unwrap_err();
+        assert_eq!(missing.kind, "configMap");
+        assert!(
+            missing.reason.ends_with("its content is not known"),
+            "{missing}"
+        );
+        let first = BTreeMap::from([
+            ("cfg".to_owned(), payload("a")),
+            ("sec".to_owned(), payload("b")),
+        ]);
+        setup_volumes(&plan, &first).unwrap();
+        let cfg = plan.get("cfg").unwrap().host_path.clone();
+        let sec = plan.get("sec").unwrap().host_path.clone();
+        assert_eq!(std::fs::read_to_string(cfg.join("k")).unwrap(), "a");
+        assert_eq!(std::fs::read_to_string(sec.join("k")).unwrap(), "b");
+        let mounts = mountinfo::mounts().unwrap();
+        assert!(is_mounted(&mounts, &sec, "tmpfs"));
+        assert!(!is_mounted(&mounts, &cfg, "tmpfs"));
+
+        // Only the volumes with a payload are refreshed.
+        let update = BTreeMap::from([("cfg".to_owned(), payload("changed"))]);
+        assert!(refresh_api_volumes(&plan, &update).is_empty());
+        assert_eq!(std::fs::read_to_string(cfg.join("k")).unwrap(), "changed");
+        assert_eq!(std::fs::read_to_string(sec.join("k")).unwrap(), "b");
+
+        teardown_pod_dir("uid-1", &node).unwrap();
+        assert!(!is_mounted(&mountinfo::mounts().unwrap(), &sec, "tmpfs"));
+        assert!(!node.pod_dir("uid-1").exists());
+    }
+
     #[test]
     fn a_wrong_host_path_names_pod_and_path() {
         let root = tempfile::tempdir().unwrap();
@@ -187,8 +292,10 @@ mod tests {
             vec![host_path("h", "/dev/null", Some("Directory"))],
         );
         assert_eq!(
-            setup_volumes(&plan).unwrap_err().to_string(),
-            "pod ns/web: /dev/null: is not a directory"
+            setup_volumes(&plan, &BTreeMap::new())
+                .unwrap_err()
+                .to_string(),
+            "pod ns/web: volume \"h\" (hostPath): /dev/null: is not a directory"
         );
         assert!(teardown_pod_dir("../x", &node)
             .unwrap_err()

@@ -1,0 +1,99 @@
+//! Reading what a pod refers to from the API server — its config maps, secrets and service
+//! account tokens — with the node's own credentials, into the [`PodObjects`] the pure pod
+//! builders take. A read that fails is recorded, so only the volume or container that needs
+//! the object waits.
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, Client};
+use sergeant_messages::pods::core::Pod;
+
+use super::token::{TokenCache, TokenOwner};
+use crate::pod::spec::{references, ObjectData, ObjectKind, PodObjects};
+
+/// Fetches every object `pod` refers to (see [`references`]); tokens come from `tokens`, which
+/// requests new ones when due and forgets those no longer used.
+pub async fn fetch_pod_objects(client: &Client, pod: &Pod, tokens: &mut TokenCache) -> PodObjects {
+    let refs = references(pod);
+    let meta = &pod.metadata;
+    let namespace = meta.namespace.as_deref().unwrap_or("default");
+    let mut objects = PodObjects::managed();
+    for (kind, name) in &refs.objects {
+        match read(client, namespace, *kind, name).await {
+            Ok(data) => objects.insert(*kind, name, data),
+            Err(reason) => objects.insert_failure(*kind, name, reason),
+        }
+    }
+    let owner = TokenOwner {
+        namespace,
+        name: meta.name.as_deref().unwrap_or_default(),
+        uid: meta.uid.as_deref().unwrap_or_default(),
+    };
+    for key in &refs.tokens {
+        let token = tokens.token(client, owner, key).await;
+        objects.insert_token(key.clone(), token);
+    }
+    tokens.retain(&refs.tokens);
+    objects
+}
+
+/// The keys of one object; `None` when it does not exist.
+async fn read(
+    client: &Client,
+    namespace: &str,
+    kind: ObjectKind,
+    name: &str,
+) -> Result<Option<ObjectData>, String> {
+    let failed = |e: kube::Error| format!("reading {} {namespace}/{name}: {e}", kind.noun());
+    Ok(match kind {
+        ObjectKind::ConfigMap => Api::<ConfigMap>::namespaced(client.clone(), namespace)
+            .get_opt(name)
+            .await
+            .map_err(failed)?
+            .map(config_map_data),
+        ObjectKind::Secret => Api::<Secret>::namespaced(client.clone(), namespace)
+            .get_opt(name)
+            .await
+            .map_err(failed)?
+            .map(|secret| {
+                secret
+                    .data
+                    .into_iter()
+                    .flatten()
+                    .map(|(key, value)| (key, value.0))
+                    .collect()
+            }),
+    })
+}
+
+/// A config map's `data` and `binaryData` as one map of bytes.
+fn config_map_data(config_map: ConfigMap) -> ObjectData {
+    let text = config_map
+        .data
+        .into_iter()
+        .flatten()
+        .map(|(key, value)| (key, value.into_bytes()));
+    let binary = config_map
+        .binary_data
+        .into_iter()
+        .flatten()
+        .map(|(key, value)| (key, value.0));
+    text.chain(binary).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::ByteString;
+
+    #[test]
+    fn config_maps_merge_text_and_binary_keys() {
+        let config_map = ConfigMap {
+            data: Some([("a".to_owned(), "text".to_owned())].into()),
+            binary_data: Some([("b".to_owned(), ByteString(vec![0, 255]))].into()),
+            ..ConfigMap::default()
+        };
+        let data = config_map_data(config_map);
+        assert_eq!(data["a"], b"text");
+        assert_eq!(data["b"], [0, 255]);
+    }
+}

@@ -1,0 +1,79 @@
+//! What one event says: the object it is about, its type, reason and message. The reasons are
+//! upstream's (`pkg/kubelet/events`), so `kubectl describe`, dashboards and alerts read the same
+//! as with the kubelet.
+
+use std::time::SystemTime;
+
+/// Upstream's two event types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventType {
+    /// Something expected happened (a pull, a start).
+    Normal,
+    /// Something went wrong (a failed pull, a failed probe).
+    Warning,
+}
+
+impl EventType {
+    /// The API's spelling (`type`).
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Normal => "Normal",
+            Self::Warning => "Warning",
+        }
+    }
+}
+
+/// The kubelet reasons sergeant emits, spelled as upstream.
+pub mod reason {
+    /// An image pull begins.
+    pub const PULLING: &str = "Pulling";
+    /// An image was pulled, or was already present.
+    pub const PULLED: &str = "Pulled";
+    /// A pull, create or start failed.
+    pub const FAILED: &str = "Failed";
+    /// A pull or a restart waits out its back-off.
+    pub const BACK_OFF: &str = "BackOff";
+    /// An image is missing and its pull policy is `Never`.
+    pub const ERR_IMAGE_NEVER_PULL: &str = "ErrImageNeverPull";
+    /// A container was created.
+    pub const CREATED: &str = "Created";
+    /// A container was started.
+    pub const STARTED: &str = "Started";
+    /// A container is being stopped.
+    pub const KILLING: &str = "Killing";
+    /// A probe failed.
+    pub const UNHEALTHY: &str = "Unhealthy";
+    /// A postStart hook failed.
+    pub const FAILED_POST_START_HOOK: &str = "FailedPostStartHook";
+    /// A preStop hook failed.
+    pub const FAILED_PRE_STOP_HOOK: &str = "FailedPreStopHook";
+}
+
+/// The object an event is about: a pod, or one of its containers (`field_path`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Involved {
+    /// The pod's namespace (where the event is written).
+    pub namespace: String,
+    /// The pod's name.
+    pub name: String,
+    /// The pod's UID.
+    pub uid: String,
+    /// `spec.containers{name}` (or `spec.initContainers{name}`) for a container's event.
+    pub field_path: Option<String>,
+}
+
+/// One event as a pod actor reports it to the recorder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// What it is about.
+    pub object: Involved,
+    /// Normal or Warning.
+    pub kind: EventType,
+    /// One of [`reason`].
+    pub reason: &'static str,
+    /// Upstream's wording.
+    pub message: String,
+    /// When it happened.
+    pub at: SystemTime,
+}

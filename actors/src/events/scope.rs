@@ -1,0 +1,53 @@
+//! The pod whose work is running, for the code deep in a sync or a termination (pulling,
+//! starting, stopping a container) that emits events without every function on the way
+//! passing a recorder along: the pod actor runs that work inside [`PodEvents::scope`], the way
+//! it runs inside the pod's tracing span. Outside a scope (a unit test, say), nothing is
+//! emitted.
+
+use std::future::Future;
+
+use super::record::EventType;
+use super::sink::PodEvents;
+
+tokio::task_local! {
+    static CURRENT: PodEvents;
+}
+
+impl PodEvents {
+    /// Runs `work` with these as the events of the current pod.
+    pub fn scope<F: Future>(self, work: F) -> impl Future<Output = F::Output> {
+        CURRENT.scope(self, work)
+    }
+}
+
+/// Emits an event about `container` of the pod whose work is running, if any.
+pub fn container_event(container: &str, kind: EventType, reason: &'static str, message: String) {
+    // Outside a scope there is no pod to attach the event to; the work carries on.
+    let _ = CURRENT.try_with(|events| events.container(container, kind, reason, message));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sergeant_messages::pods::core::Pod;
+
+    #[tokio::test]
+    async fn events_reach_the_pod_of_the_scope_only() {
+        container_event("c", EventType::Normal, "Started", "nowhere".to_owned());
+        let (sink, inbox) = crate::events::channel();
+        let mut lease = inbox.lease().unwrap();
+        let mut pod = Pod::default();
+        pod.metadata.name = Some("web".to_owned());
+        let events = sink.for_pod(&pod);
+        events
+            .scope(async {
+                container_event("c", EventType::Normal, "Started", "here".to_owned());
+            })
+            .await;
+        let got = futures::StreamExt::next(&mut lease).await.unwrap();
+        assert_eq!(
+            (got.object.name.as_str(), got.message.as_str()),
+            ("web", "here")
+        );
+    }
+}

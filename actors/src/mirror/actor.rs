@@ -1,0 +1,227 @@
+//! The `mirror-pods` actor (managed mode): keeps a mirror pod in the API server for every
+//! static pod, as upstream's pod sync does through its mirror client — made when missing,
+//! made again when deleted or outdated, deleted when its static pod goes — and publishes the
+//! mirror pods by static pod hash for the status manager.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{
+    Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, StreamHandler, WrapFuture,
+};
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Api, Client};
+use sergeant_messages::pods::core::Pod;
+use sergeant_messages::pods::SourceSnapshot;
+use tokio::sync::watch;
+
+use super::plan::{key_of, plan, Action};
+use super::pod::{is_static_pod, mirror_hash, mirror_of};
+use super::store::MirrorStore;
+use super::write::{create, delete, node_uid, MirrorError};
+use super::MirrorView;
+use crate::failpoint;
+use crate::supervisor::ChildEnv;
+
+/// How often the mirror pods are checked even when nothing changed (a failed write is retried
+/// then).
+const RECHECK: Duration = Duration::from_secs(10);
+
+/// Keeps the mirror pods of the node's static pods.
+pub struct MirrorPods {
+    env: ChildEnv,
+    client: Client,
+    node: String,
+    statics: watch::Receiver<SourceSnapshot>,
+    out: watch::Sender<MirrorView>,
+    store: MirrorStore,
+    node_uid: Option<String>,
+    /// Pods (`namespace/name`) with a write in flight.
+    busy: BTreeSet<String>,
+}
+
+impl MirrorPods {
+    /// Mirrors the static pods of `statics` (the file source) on node `node` through `client`,
+    /// publishing the mirror pods on `out`.
+    #[must_use]
+    pub fn new(
+        env: &ChildEnv,
+        client: Client,
+        node: String,
+        statics: watch::Receiver<SourceSnapshot>,
+        out: watch::Sender<MirrorView>,
+    ) -> Self {
+        Self {
+            env: env.clone(),
+            client,
+            node,
+            statics,
+            out,
+            store: MirrorStore::default(),
+            node_uid: None,
+            busy: BTreeSet::new(),
+        }
+    }
+
+    /// Compares the static pods with the mirror pods and starts the writes that differ.
+    fn look(&mut self, ctx: &mut Context<Self>) {
+        if let Err(fault) = failpoint::check("mirror-pods::look") {
+            return self.env.fail(ctx, fault);
+        }
+        let (statics, synced) = {
+            let snapshot = self.statics.borrow();
+            let statics: BTreeMap<String, Arc<Pod>> = snapshot
+                .pods
+                .iter()
+                .filter(|p| is_static_pod(p))
+                .map(|p| (key_of(p), Arc::clone(p)))
+                .collect();
+            (statics, snapshot.synced)
+        };
+        if !self.store.synced() {
+            return self.env.set_status("listing mirror pods (not synced yet)");
+        }
+        self.publish();
+        if !synced {
+            return self
+                .env
+                .set_status("waiting for the static pods to be read");
+        }
+        self.env.set_status(format!(
+            "{} static pods, {} mirror pods",
+            statics.len(),
+            self.store.view().len()
+        ));
+        for (key, action) in plan(&statics, self.store.view()) {
+            if self.busy.contains(&key) {
+                continue;
+            }
+            let client = self.client.clone();
+            let work = match action {
+                Action::Create(static_pod) => {
+                    let Some(owner) = self.node_uid.clone() else {
+                        continue; // the Node is not registered yet: the recheck tries again
+                    };
+                    tracing::info!(pod = key, "creating the mirror pod");
+                    let mirror = mirror_of(&static_pod, &self.node, &owner);
+                    futures::future::FutureExt::boxed_local(
+                        async move { create(client, &mirror).await },
+                    )
+                }
+                Action::Delete {
+                    namespace,
+                    name,
+                    uid,
+                } => {
+                    tracing::info!(pod = key, "deleting an outdated or orphaned mirror pod");
+                    futures::future::FutureExt::boxed_local(async move {
+                        delete(client, &namespace, &name, &uid).await
+                    })
+                }
+            };
+            self.busy.insert(key.clone());
+            ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
+                act.busy.remove(&key);
+                match result {
+                    Ok(()) => act.look(ctx),
+                    Err(error) => tracing::warn!(pod = key, "{error}; retrying"),
+                }
+            }));
+        }
+    }
+
+    /// Publishes the mirror pods (not being deleted) by the hash of their static pod.
+    fn publish(&self) {
+        let view: MirrorView = self
+            .store
+            .view()
+            .values()
+            .filter(|m| m.metadata.deletion_timestamp.is_none())
+            .filter_map(|m| Some((mirror_hash(m)?.to_owned(), Arc::clone(m))))
+            .collect();
+        self.out.send_if_modified(|current| {
+            let changed = *current != view;
+            if changed {
+                *current = view;
+            }
+            changed
+        });
+    }
+
+    fn fetch_node_uid(&self, ctx: &mut Context<Self>) {
+        let (client, node) = (self.client.clone(), self.node.clone());
+        let work = async move { node_uid(client, &node).await };
+        ctx.spawn(work.into_actor(self).map(|result, act, ctx| match result {
+            Ok(uid) => {
+                act.node_uid = Some(uid);
+                act.look(ctx);
+            }
+            Err(error @ MirrorError::NoNode { .. }) => tracing::debug!("{error}"),
+            Err(error) => tracing::warn!("{error}"),
+        }));
+    }
+}
+
+impl Actor for MirrorPods {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.env.set_status("listing mirror pods (not synced yet)");
+        let mut statics = self.statics.clone();
+        let addr = ctx.address();
+        ctx.spawn(
+            async move {
+                while statics.changed().await.is_ok() {
+                    addr.do_send(StaticsChanged);
+                }
+            }
+            .into_actor(self),
+        );
+        let resource = ApiResource::erase::<Pod>(&());
+        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource);
+        let config = watcher::Config::default().fields(&format!("spec.nodeName={}", self.node));
+        ctx.add_stream(watcher(api, config).default_backoff());
+        self.fetch_node_uid(ctx);
+        ctx.run_interval(RECHECK, |act, ctx| {
+            if act.node_uid.is_none() {
+                act.fetch_node_uid(ctx);
+            }
+            act.look(ctx);
+        });
+    }
+}
+
+/// The static pods changed.
+#[derive(Debug, Clone, Copy)]
+struct StaticsChanged;
+
+impl Message for StaticsChanged {
+    type Result = ();
+}
+
+impl Handler<StaticsChanged> for MirrorPods {
+    type Result = ();
+
+    fn handle(&mut self, _: StaticsChanged, ctx: &mut Context<Self>) {
+        self.look(ctx);
+    }
+}
+
+impl StreamHandler<Result<watcher::Event<DynamicObject>, watcher::Error>> for MirrorPods {
+    fn handle(
+        &mut self,
+        event: Result<watcher::Event<DynamicObject>, watcher::Error>,
+        ctx: &mut Context<Self>,
+    ) {
+        match event {
+            Ok(event) => {
+                if self.store.apply(event) {
+                    self.look(ctx);
+                }
+            }
+            Err(error) => tracing::warn!("watching mirror pods failed, retrying: {error}"),
+        }
+    }
+}

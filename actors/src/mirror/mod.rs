@@ -1,0 +1,49 @@
+//! Mirror pods: the API server's copies of the node's static pods (managed mode), so the
+//! cluster sees them (`kubectl get pods`) and their status, as upstream.
+//!
+//! The `mirror-pods` actor ([`MirrorPods`]) watches the node's pods (`store`), compares the
+//! mirror pods with the static pods (`plan`), makes the mirror pod of each (`pod`) and writes
+//! it (`write`). It publishes the mirror pods by static pod hash ([`MirrorView`]): the status
+//! manager writes a static pod's status to its mirror pod, which has a UID of its own.
+
+mod actor;
+mod plan;
+mod pod;
+mod store;
+mod write;
+
+pub use actor::MirrorPods;
+pub use pod::is_static_pod;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kube::Client;
+use sergeant_messages::pods::core::Pod;
+use sergeant_messages::pods::SourceSnapshot;
+use tokio::sync::watch;
+
+use crate::supervisor::{ChildSpec, Slot};
+
+/// The mirror pods in the API server, by the hash (UID) of their static pod.
+pub type MirrorView = BTreeMap<String, Arc<Pod>>;
+
+/// The `mirror-pods` child of the `pods` supervisor (managed mode): mirrors the static pods of
+/// `statics` on node `node` through `client`, publishing on `out` (which outlives restarts).
+#[must_use]
+pub fn child_spec(
+    client: Client,
+    node: String,
+    statics: watch::Receiver<SourceSnapshot>,
+    out: watch::Sender<MirrorView>,
+) -> ChildSpec {
+    ChildSpec::worker("mirror-pods", &Slot::new("mirror-pods"), move |env| {
+        MirrorPods::new(
+            env,
+            client.clone(),
+            node.clone(),
+            statics.clone(),
+            out.clone(),
+        )
+    })
+}

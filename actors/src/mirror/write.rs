@@ -1,0 +1,95 @@
+//! The mirror pod client's calls: the Node's UID (the owner of every mirror pod), creating a
+//! mirror pod, and deleting one by UID.
+
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{DeleteParams, PostParams, Preconditions};
+use kube::{Api, Client};
+use sergeant_messages::pods::core::Pod;
+
+/// Why a mirror pod call failed; the next look tries again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MirrorError {
+    /// The Node is not registered yet.
+    #[error("node {node} is not registered yet")]
+    NoNode {
+        /// The node's name.
+        node: String,
+    },
+    /// The API server refused or did not answer.
+    #[error("{what}: {reason}")]
+    Failed {
+        /// The call (`creating mirror pod default/web-node-a`).
+        what: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// The UID of the Node `node`.
+///
+/// # Errors
+/// [`MirrorError::NoNode`] before it is registered, [`MirrorError::Failed`] otherwise.
+pub async fn node_uid(client: Client, node: &str) -> Result<String, MirrorError> {
+    let nodes: Api<Node> = Api::all(client);
+    match nodes.get_opt(node).await {
+        Ok(Some(found)) => found.metadata.uid.ok_or_else(|| MirrorError::NoNode {
+            node: node.to_owned(),
+        }),
+        Ok(None) => Err(MirrorError::NoNode {
+            node: node.to_owned(),
+        }),
+        Err(error) => Err(MirrorError::Failed {
+            what: format!("reading node {node}"),
+            reason: error.to_string(),
+        }),
+    }
+}
+
+/// Creates `mirror`.
+///
+/// # Errors
+/// [`MirrorError::Failed`] when the API server refused it (another pod has the name, say).
+pub async fn create(client: Client, mirror: &Pod) -> Result<(), MirrorError> {
+    let namespace = mirror.metadata.namespace.as_deref().unwrap_or("default");
+    let pods: Api<Pod> = Api::namespaced(client, namespace);
+    pods.create(&PostParams::default(), mirror)
+        .await
+        .map(drop)
+        .map_err(|error| MirrorError::Failed {
+            what: format!(
+                "creating mirror pod {namespace}/{}",
+                mirror.metadata.name.as_deref().unwrap_or_default()
+            ),
+            reason: error.to_string(),
+        })
+}
+
+/// Deletes the mirror pod `namespace/name` now, if it still has `uid`; one already gone is
+/// fine.
+///
+/// # Errors
+/// [`MirrorError::Failed`] when the API server refused or did not answer.
+pub async fn delete(
+    client: Client,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+) -> Result<(), MirrorError> {
+    let pods: Api<Pod> = Api::namespaced(client, namespace);
+    let params = DeleteParams {
+        grace_period_seconds: Some(0),
+        preconditions: Some(Preconditions {
+            uid: Some(uid.to_owned()),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    match pods.delete(name, &params).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(()),
+        Err(error) => Err(MirrorError::Failed {
+            what: format!("deleting mirror pod {namespace}/{name}"),
+            reason: error.to_string(),
+        }),
+    }
+}
