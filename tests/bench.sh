@@ -27,4 +27,10 @@ export UPSTREAM_KUBELET
 
 cargo bench -p sergeant-runtime-adapters --bench cri_overhead
 cargo bench -p sergeant --bench pod_startup
+cargo bench -p sergeant --bench api_latency
+
+# The managed-mode start-up benchmark needs the control plane.
+export SERGEANT_CONTROL_PLANE_DIR=${SERGEANT_CONTROL_PLANE_DIR:-/tmp/sergeant-control-plane}
+bash "$repo/tests/control-plane/up.sh" --run-dir "$SERGEANT_CONTROL_PLANE_DIR" >/dev/null
+cargo bench -p sergeant --bench managed_startup
 echo "results in $SERGEANT_RESULTS_DIR"

@@ -17,11 +17,21 @@ pub mod managed;
 pub mod node;
 pub mod runtime;
 
-/// A port nobody listens on right now.
+/// A port nobody listens on right now, below the kernel's ephemeral range (32768 and up), so
+/// the outgoing connections of the many agents and clients of a test run cannot take it
+/// before the agent binds it. Ports are tried from a point that differs per process and call.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
+    use std::sync::atomic::{AtomicU16, Ordering};
+    const FIRST: u16 = 20_000;
+    const COUNT: u16 = 12_000;
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let seed = u16::try_from(std::process::id() % u32::from(COUNT)).unwrap_or(0);
+    (0..COUNT)
+        .map(|_| {
+            let step = NEXT.fetch_add(7, Ordering::Relaxed);
+            FIRST + (seed.wrapping_mul(131).wrapping_add(step)) % COUNT
+        })
+        .find(|port| TcpListener::bind(("127.0.0.1", *port)).is_ok())
         .expect("a free loopback port")
 }
 
