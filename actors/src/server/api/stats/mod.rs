@@ -16,6 +16,7 @@ mod node;
 mod pods;
 mod procfs;
 mod rate;
+mod resource_metrics;
 mod sandbox;
 mod types;
 
@@ -67,6 +68,28 @@ pub fn stats_summary() -> MethodRouter<ServerDeps> {
                     (StatusCode::INTERNAL_SERVER_ERROR, format!("{err}\n")).into_response()
                 }
             }
+        }
+    })
+}
+
+/// The `/metrics/resource` route, with its own sample cache like [`stats_summary`].
+pub fn metrics_resource() -> MethodRouter<ServerDeps> {
+    let cache = Shared::default();
+    get(move |State(deps): State<ServerDeps>| {
+        let cache = cache.clone();
+        async move {
+            let summary = summary(&deps, &cache)
+                .await
+                .inspect_err(|err| tracing::warn!("/metrics/resource: {err}"))
+                .ok();
+            (
+                [(
+                    axum::http::header::CONTENT_TYPE,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                )],
+                resource_metrics::render(summary.as_ref()),
+            )
+                .into_response()
         }
     })
 }
