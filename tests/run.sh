@@ -45,7 +45,13 @@ control_plane_up() {
     bash "$cp/build.sh" >/dev/null
     SERGEANT_CONTROL_PLANE_DIR=${SERGEANT_CONTROL_PLANE_DIR:-/tmp/sergeant-control-plane}
     export SERGEANT_CONTROL_PLANE_DIR
-    bash "$cp/up.sh" --run-dir "$SERGEANT_CONTROL_PLANE_DIR" >/dev/null
+    if ! bash "$cp/up.sh" --run-dir "$SERGEANT_CONTROL_PLANE_DIR" >/dev/null; then
+        # A start can fail once on a busy machine (seen here once: kube-apiserver exited
+        # before it was ready); one clean retry, then give up.
+        echo "control plane did not start; retrying once"
+        bash "$cp/down.sh" --run-dir "$SERGEANT_CONTROL_PLANE_DIR" --purge >/dev/null 2>&1 || true
+        bash "$cp/up.sh" --run-dir "$SERGEANT_CONTROL_PLANE_DIR" >/dev/null
+    fi
     echo "control plane: $(sed -n 's/^APISERVER=//p' "$SERGEANT_CONTROL_PLANE_DIR/env") ($(sed -n 's/^KUBERNETES_VERSION=//p' "$SERGEANT_CONTROL_PLANE_DIR/env"))"
 }
 
