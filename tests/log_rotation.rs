@@ -212,13 +212,17 @@ fn a_chatty_container_has_its_log_rotated_compressed_and_reopened() {
         (Some(latest) > newest).then_some(())
     });
 
-    let (_, metrics) = node.agent.get("/metrics");
-    let rotations = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("sergeant_container_log_rotations_total "))
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .unwrap_or(0.0);
-    assert!(rotations >= 3.0, "{metrics}");
+    // The file is renamed before the runtime reopens the log, and the rotation is counted
+    // after the reopen: the third rotation's file can show before its count does.
+    let metrics = wait_for("three rotations counted", ROTATION_DEADLINE, || {
+        let (_, metrics) = node.agent.get("/metrics");
+        let rotations = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("sergeant_container_log_rotations_total "))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(0.0);
+        (rotations >= 3.0).then_some(metrics)
+    });
     assert!(
         !metrics.contains("sergeant_container_log_rotation_failures_total{"),
         "{metrics}"
