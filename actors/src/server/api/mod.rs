@@ -5,6 +5,7 @@
 mod container_logs;
 mod cri_log;
 mod log_query;
+mod node_runtime;
 mod run;
 mod running_pods;
 mod stats;

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use sergeant_messages::runtime::cri;
 
-use super::target::{container_id, find};
+use super::target::current_container_id;
 use crate::server::ServerDeps;
 
 /// How long the command may run.
@@ -24,11 +24,7 @@ pub async fn run(
     let Some(cmd) = params.get("cmd").filter(|c| !c.trim().is_empty()) else {
         return (StatusCode::BAD_REQUEST, "cmd: a command is required\n").into_response();
     };
-    let named = match find(&deps, &namespace, &pod, &container).await {
-        Ok(named) => named,
-        Err((status, message)) => return (status, format!("{message}\n")).into_response(),
-    };
-    let id = match container_id(&named, &container, false) {
+    let id = match current_container_id(&deps, &namespace, &pod, &container).await {
         Ok(id) => id,
         Err((status, message)) => return (status, format!("{message}\n")).into_response(),
     };

@@ -1,15 +1,12 @@
 //! `GET /runningpods/`: the pods the runtime is running for this node, as a PodList built
 //! from the runtime's sandboxes and running containers (not from the pod specs), as upstream.
 
-use std::collections::BTreeMap;
-
+use super::node_runtime::{ready_sandboxes, running_containers};
+use crate::pod::labels;
+use crate::server::ServerDeps;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json, Response};
-use sergeant_messages::runtime::cri;
-
-use crate::pod::labels;
-use crate::server::ServerDeps;
 
 /// The handler.
 pub async fn running_pods(State(deps): State<ServerDeps>) -> Response {
@@ -17,31 +14,10 @@ pub async fn running_pods(State(deps): State<ServerDeps>) -> Response {
         Ok(node) => node,
         Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
     };
-    let selector = BTreeMap::from([(labels::NODE.to_owned(), node)]);
-    let sandboxes = deps
-        .port
-        .call(cri::ListPodSandboxRequest {
-            filter: Some(cri::PodSandboxFilter {
-                state: Some(cri::PodSandboxStateValue {
-                    state: cri::PodSandboxState::SandboxReady as i32,
-                }),
-                label_selector: selector.clone().into_iter().collect(),
-                ..cri::PodSandboxFilter::default()
-            }),
-        })
-        .await;
-    let containers = deps
-        .port
-        .call(cri::ListContainersRequest {
-            filter: Some(cri::ContainerFilter {
-                state: Some(cri::ContainerStateValue {
-                    state: cri::ContainerState::ContainerRunning as i32,
-                }),
-                label_selector: selector.into_iter().collect(),
-                ..cri::ContainerFilter::default()
-            }),
-        })
-        .await;
+    let (sandboxes, containers) = futures::join!(
+        deps.port.call(ready_sandboxes(&node)),
+        deps.port.call(running_containers(&node))
+    );
     let (Ok(sandboxes), Ok(containers)) = (sandboxes, containers) else {
         return (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -12,7 +12,7 @@ use hyper_util::rt::TokioIo;
 use sergeant_messages::runtime::cri;
 use tokio::net::TcpStream;
 
-use super::target::{container_id, find, Failure};
+use super::target::{current_container_id, find_pod, Failure};
 use crate::pod::observe::observe;
 use crate::server::ServerDeps;
 
@@ -68,8 +68,7 @@ pub async fn exec(
                 "command: a command is required".to_owned(),
             ));
         }
-        let named = find(&deps, &namespace, &pod, &container).await?;
-        let id = container_id(&named, &container, false)?;
+        let id = current_container_id(&deps, &namespace, &pod, &container).await?;
         let answer = deps
             .port
             .call(cri::ExecRequest {
@@ -96,8 +95,7 @@ pub async fn attach(
 ) -> Response {
     let url = async {
         let query = StreamQuery::parse(&pairs)?;
-        let named = find(&deps, &namespace, &pod, &container).await?;
-        let id = container_id(&named, &container, false)?;
+        let id = current_container_id(&deps, &namespace, &pod, &container).await?;
         let answer = deps
             .port
             .call(cri::AttachRequest {
@@ -121,23 +119,11 @@ pub async fn port_forward(
     request: Request,
 ) -> Response {
     let url = async {
-        let pods = deps
-            .pods
-            .send(crate::pod_manager::ListPods)
-            .await
-            .map_err(|e| {
-                (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!("the pod manager is unavailable: {e}"),
-                )
-            })?;
-        let uid = pods
-            .iter()
-            .find(|p| {
-                p.metadata.namespace.as_deref().unwrap_or("default") == namespace
-                    && p.metadata.name.as_deref() == Some(pod.as_str())
-            })
-            .and_then(|p| p.metadata.uid.clone())
+        let uid = find_pod(&deps, &namespace, &pod)
+            .await?
+            .metadata
+            .uid
+            .clone()
             .ok_or_else(|| {
                 (
                     StatusCode::NOT_FOUND,

@@ -20,6 +20,30 @@ pub struct NamedContainer {
     pub status: Option<ContainerStatus>,
 }
 
+/// Finds the pod `namespace/name` on this node.
+///
+/// # Errors
+/// 404 for an unknown pod, 503 when the pod manager cannot be asked.
+pub async fn find_pod(deps: &ServerDeps, namespace: &str, name: &str) -> Result<Arc<Pod>, Failure> {
+    let pods = deps.pods.send(ListPods).await.map_err(|e| {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the pod manager is unavailable: {e}"),
+        )
+    })?;
+    pods.into_iter()
+        .find(|p| {
+            p.metadata.namespace.as_deref().unwrap_or("default") == namespace
+                && p.metadata.name.as_deref() == Some(name)
+        })
+        .ok_or_else(|| {
+            (
+                StatusCode::NOT_FOUND,
+                format!("pod {namespace}/{name} not found"),
+            )
+        })
+}
+
 /// Finds `namespace/name`'s container `container`.
 ///
 /// # Errors
@@ -30,24 +54,7 @@ pub async fn find(
     name: &str,
     container: &str,
 ) -> Result<NamedContainer, Failure> {
-    let pods = deps.pods.send(ListPods).await.map_err(|e| {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("the pod manager is unavailable: {e}"),
-        )
-    })?;
-    let pod = pods
-        .into_iter()
-        .find(|p| {
-            p.metadata.namespace.as_deref().unwrap_or("default") == namespace
-                && p.metadata.name.as_deref() == Some(name)
-        })
-        .ok_or_else(|| {
-            (
-                StatusCode::NOT_FOUND,
-                format!("pod {namespace}/{name} not found"),
-            )
-        })?;
+    let pod = find_pod(deps, namespace, name).await?;
     let spec = pod.spec.as_ref();
     let known = spec.is_some_and(|s| {
         s.containers
@@ -112,4 +119,19 @@ pub fn container_id(
     Ok(id
         .split_once("://")
         .map_or(id.clone(), |(_, raw)| raw.to_owned()))
+}
+
+/// The runtime ID of the running instance of `namespace/pod`'s container `container`: what
+/// exec, attach and run act on.
+///
+/// # Errors
+/// As [`find`] and [`container_id`].
+pub async fn current_container_id(
+    deps: &ServerDeps,
+    namespace: &str,
+    pod: &str,
+    container: &str,
+) -> Result<String, Failure> {
+    let named = find(deps, namespace, pod, container).await?;
+    container_id(&named, container, false)
 }

@@ -9,10 +9,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::runtime::{cri, RuntimeOperation};
 
+use super::super::node_runtime::{node_selector, ready_sandboxes, running_containers};
 use super::clock::time_of_ns;
 use super::error::StatsError;
 use super::types::PodReference;
-use crate::pod::labels;
 use crate::runtime::RuntimePort;
 
 /// What the runtime says about the node's sandboxes and containers, read at once.
@@ -48,37 +48,13 @@ impl RuntimeView {
     /// # Errors
     /// [`StatsError::Runtime`] naming the first call that failed.
     pub async fn list(port: &RuntimePort, node: &str) -> Result<Self, StatsError> {
-        // Only this node's objects: a runtime may be shared by several nodes.
-        let mine = || std::iter::once((labels::NODE.to_owned(), node.to_owned())).collect();
-        let sandboxes = call(
-            port,
-            cri::ListPodSandboxRequest {
-                filter: Some(cri::PodSandboxFilter {
-                    state: Some(cri::PodSandboxStateValue {
-                        state: cri::PodSandboxState::SandboxReady.into(),
-                    }),
-                    label_selector: mine(),
-                    ..Default::default()
-                }),
-            },
-        );
-        let containers = call(
-            port,
-            cri::ListContainersRequest {
-                filter: Some(cri::ContainerFilter {
-                    state: Some(cri::ContainerStateValue {
-                        state: cri::ContainerState::ContainerRunning.into(),
-                    }),
-                    label_selector: mine(),
-                    ..Default::default()
-                }),
-            },
-        );
+        let sandboxes = call(port, ready_sandboxes(node));
+        let containers = call(port, running_containers(node));
         let stats = call(
             port,
             cri::ListContainerStatsRequest {
                 filter: Some(cri::ContainerStatsFilter {
-                    label_selector: mine(),
+                    label_selector: node_selector(node),
                     ..Default::default()
                 }),
             },
