@@ -10,11 +10,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use common::cluster::Cluster;
 use common::managed::{cri_endpoint, Managed};
@@ -96,32 +94,10 @@ fn wait_ready(cluster: &Cluster, node: &str) {
 /// Creates `count` pods on `node` and returns, per pod, creation to Running as a watch saw it.
 fn round(cluster: &Cluster, node: &str, round: usize, count: usize) -> Vec<Duration> {
     let label = format!("bench-{node}-{round}");
-    let mut watch = Command::new(cluster.kubectl_binary())
-        .arg("--kubeconfig")
-        .arg(cluster.admin_kubeconfig())
-        .args([
-            "get",
-            "pods",
-            "-n",
-            "default",
-            "--watch",
-            "-l",
-            &format!("bench={label}"),
-        ])
-        .args(["-o", "jsonpath={.metadata.name} {.status.phase}{\"\\n\"}"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("kubectl watch runs");
-    let stdout = watch.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send((Instant::now(), line)).is_err() {
-                break;
-            }
-        }
-    });
+    let watch = cluster.watch_pods(
+        &["-l", &format!("bench={label}")],
+        "{.metadata.name} {.status.phase}",
+    );
     let pods: String = (0..count)
         .map(|i| {
             format!(
@@ -131,20 +107,20 @@ fn round(cluster: &Cluster, node: &str, round: usize, count: usize) -> Vec<Durat
             )
         })
         .collect();
-    let created = Instant::now();
+    let created = SystemTime::now();
     cluster.apply(&pods);
     let mut running = BTreeMap::new();
-    let deadline = created + ROUND_DEADLINE;
+    let deadline = Instant::now() + ROUND_DEADLINE;
     while running.len() < count && Instant::now() < deadline {
-        let Ok((at, line)) = rx.recv_timeout(Duration::from_secs(1)) else {
+        let Ok((at, line)) = watch.events.recv_timeout(Duration::from_secs(1)) else {
             continue;
         };
-        if let Some((name, "Running")) = line.trim().split_once(' ') {
-            running.entry(name.to_owned()).or_insert(at - created);
+        if let Some((name, "Running")) = line.split_once(' ') {
+            let took = at.duration_since(created).unwrap_or_default();
+            running.entry(name.to_owned()).or_insert(took);
         }
     }
-    let _ = watch.kill();
-    let _ = watch.wait();
+    drop(watch);
     cluster.kubectl(&[
         "delete",
         "pods",

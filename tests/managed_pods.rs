@@ -8,65 +8,17 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use common::cluster::Cluster;
 use common::managed::{Managed, DEADLINE, HTTPD};
 use common::node::{container, phase, SHELL};
 use common::runtime::Runtime;
 use common::wait_for;
 use serde_json::Value;
 
-fn now_nanos() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos()
-}
-
 /// When the runtime started container `id` (CRI `startedAt`, nanosecond precision).
 fn cri_started_at(id: &str) -> u128 {
     u128::try_from(Runtime::connect().container_status(id).started_at).unwrap_or(0)
-}
-
-/// Watches pod `name` with kubectl and sends, for each event, when it arrived and the first
-/// container's `running.startedAt` (empty when not running).
-fn watch_running(
-    cluster: &Cluster,
-    name: &str,
-) -> (std::process::Child, mpsc::Receiver<(u128, String)>) {
-    let selector = format!("metadata.name={name}");
-    let mut child = Command::new(cluster.kubectl_binary())
-        .arg("--kubeconfig")
-        .arg(cluster.admin_kubeconfig())
-        .args([
-            "get",
-            "pods",
-            "-n",
-            "default",
-            "--watch",
-            "--field-selector",
-            &selector,
-            "-o",
-            "jsonpath={.status.containerStatuses[0].state.running.startedAt}{\"\\n\"}",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("kubectl watch runs");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send((now_nanos(), line.trim().to_owned())).is_err() {
-                break;
-            }
-        }
-    });
-    (child, rx)
 }
 
 fn condition<'a>(pod: &'a Value, kind: &str) -> &'a str {
@@ -81,7 +33,11 @@ fn condition<'a>(pod: &'a Value, kind: &str) -> &'a str {
 fn an_api_pod_runs_and_its_status_reaches_the_api_server_quickly() {
     let node = Managed::start("run", &[]);
     let name = "web";
-    let (mut watch, events) = watch_running(&node.cluster, name);
+    // Each event shows the first container's `running.startedAt` (empty while not running).
+    let watch = node.cluster.watch_pods(
+        &["--field-selector", &format!("metadata.name={name}")],
+        "{.status.containerStatuses[0].state.running.startedAt}",
+    );
     let uid = node.create(
         name,
         &format!(
@@ -118,11 +74,16 @@ fn an_api_pod_runs_and_its_status_reaches_the_api_server_quickly() {
     // The first watch event that shows the container running, against the runtime's start.
     let started = cri_started_at(id.trim_start_matches("containerd://"));
     let seen = wait_for("the watch to show the container running", DEADLINE, || {
-        events.try_iter().find(|(_, running)| !running.is_empty())
+        watch
+            .events
+            .try_iter()
+            .find(|(_, running)| !running.is_empty())
     })
-    .0;
-    let _ = watch.kill();
-    let _ = watch.wait();
+    .0
+    .duration_since(UNIX_EPOCH)
+    .unwrap_or_default()
+    .as_nanos();
+    drop(watch);
     let latency =
         Duration::from_nanos(u64::try_from(seen.saturating_sub(started)).unwrap_or(u64::MAX));
     println!("container start → visible to an API watcher: {latency:?} (target 100ms)");

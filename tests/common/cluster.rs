@@ -181,3 +181,47 @@ impl Cluster {
         self.var("APISERVER")
     }
 }
+
+/// A running `kubectl get pods --watch`; killed when dropped.
+pub struct PodWatch {
+    child: std::process::Child,
+    /// Each printed line (trimmed), with when it arrived.
+    pub events: std::sync::mpsc::Receiver<(std::time::SystemTime, String)>,
+}
+
+impl Drop for PodWatch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Cluster {
+    /// Watches the pods of namespace `default` that `selector` picks (kubectl arguments such
+    /// as `["-l", "app=web"]`), printing each event with the JSONPath `template`.
+    pub fn watch_pods(&self, selector: &[&str], template: &str) -> PodWatch {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(self.kubectl_binary())
+            .arg("--kubeconfig")
+            .arg(self.admin_kubeconfig())
+            .args(["get", "pods", "-n", "default", "--watch"])
+            .args(selector)
+            .arg("-o")
+            .arg(format!("jsonpath={template}{{\"\\n\"}}"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("kubectl watch runs");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, events) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let arrived = std::time::SystemTime::now();
+                if tx.send((arrived, line.trim().to_owned())).is_err() {
+                    break;
+                }
+            }
+        });
+        PodWatch { child, events }
+    }
+}
