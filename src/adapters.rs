@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use sergeant_actors::runtime::{AdapterFactory, AdapterSpec, StartedAdapter};
-use sergeant_actors::supervisor::spawn_actor;
+use sergeant_actors::supervisor::{spawn_actor, spawn_actor_on_thread};
 use sergeant_config::sergeant::RuntimeAdapterKind;
 use sergeant_runtime_adapters::cri::{CriAdapter, CriClient, CriClientConfig, Endpoint};
 use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
@@ -15,8 +15,11 @@ pub fn factory() -> AdapterFactory {
         let span = tracing::info_span!("adapter", kind = spec.kind_name(), endpoint = %spec.runtime_endpoint);
         let (recipient, events, running) = match spec.kind {
             RuntimeAdapterKind::Cri => {
-                let client = cri_client(spec)?;
-                let (addr, running) = spawn_actor(CriAdapter::new(client), span);
+                // On a thread of its own: the gRPC connection and the decoding of every answer
+                // stay off the loop the pod actors share.
+                let spec = spec.clone();
+                let make = move || cri_client(&spec).map(CriAdapter::new);
+                let (addr, running) = spawn_actor_on_thread(make, span)?;
                 (addr.clone().recipient(), addr.recipient(), running)
             }
             RuntimeAdapterKind::Fake => {

@@ -105,11 +105,34 @@ pub enum JoinOutcome {
 pub struct Running {
     stop: Option<oneshot::Sender<()>>,
     pub(crate) done: Shared<LocalBoxFuture<'static, JoinOutcome>>,
-    abort: AbortHandle,
+    abort: Abort,
     pub(crate) inspect: Option<Rc<dyn Fn() -> LocalBoxFuture<'static, Option<TreeNode>>>>,
 }
 
+/// How to end an incarnation that missed its shutdown deadline.
+pub(super) enum Abort {
+    /// Abort its task on this loop.
+    Task(AbortHandle),
+    /// Stop the thread it runs on alone.
+    Thread(actix_rt::ArbiterHandle),
+}
+
 impl Running {
+    /// The handle of an incarnation that stops when `stop` fires, ends with `done`, and is
+    /// ended by force with `abort`.
+    pub(super) fn new(
+        stop: oneshot::Sender<()>,
+        done: Shared<LocalBoxFuture<'static, JoinOutcome>>,
+        abort: Abort,
+    ) -> Self {
+        Self {
+            stop: Some(stop),
+            done,
+            abort,
+            inspect: None,
+        }
+    }
+
     /// Asks the incarnation to stop and waits for it up to `deadline`, aborting it past that.
     pub(crate) async fn stop(mut self, deadline: Duration) -> JoinOutcome {
         if let Some(stop) = self.stop.take() {
@@ -119,7 +142,12 @@ impl Running {
         if let Ok(outcome) = tokio::time::timeout(deadline, self.done.clone()).await {
             return outcome;
         }
-        self.abort.abort();
+        match &self.abort {
+            Abort::Task(task) => task.abort(),
+            Abort::Thread(thread) => {
+                thread.stop();
+            }
+        }
         self.done.await
     }
 
@@ -157,16 +185,10 @@ where
     }
     .boxed_local()
     .shared();
-    let running = Running {
-        stop: Some(stop_tx),
-        done,
-        abort,
-        inspect: None,
-    };
-    (addr, running)
+    (addr, Running::new(stop_tx, done, Abort::Task(abort)))
 }
 
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = payload.downcast_ref::<String>() {

@@ -12,6 +12,7 @@ pub mod metrics;
 mod policy;
 mod root;
 mod slot;
+mod thread;
 
 pub(crate) use actor::rfc3339;
 pub use actor::Supervisor;
@@ -19,3 +20,4 @@ pub use child::{spawn_actor, ChildEnv, ChildSpec, JoinOutcome, Running};
 pub use policy::RestartPolicy;
 pub use root::{start_root, RootExit, RootHandle};
 pub use slot::{Availability, ChildRef, Mark, SendError, Slot};
+pub use thread::spawn_actor_on_thread;

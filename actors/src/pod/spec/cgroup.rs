@@ -3,6 +3,7 @@
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use sergeant_messages::pods::core::Pod;
 
@@ -90,15 +91,26 @@ fn hierarchy_dirs(path: &str) -> Result<Vec<(MountEntry, PathBuf)>, SpecError> {
             "must be an absolute path without empty, `.` or `..` parts",
         ));
     }
-    let mounts = mountinfo::mounts().map_err(|reason| SpecError::cgroup(path, reason))?;
-    Ok(mounts
+    let hierarchies = cgroup_hierarchies().map_err(|reason| SpecError::cgroup(path, reason))?;
+    Ok(hierarchies
+        .iter()
+        .map(|m| (m.clone(), Path::new(&m.mount_point).join(relative)))
+        .collect())
+}
+
+/// The node's cgroup v1 hierarchies, read from the mount table once. They are mounted at boot
+/// and stay; reading the whole table (hundreds of lines with many pods) for every pod start
+/// and stop was a large share of the agent's own work at 110 pods.
+fn cgroup_hierarchies() -> Result<&'static [MountEntry], String> {
+    static HIERARCHIES: OnceLock<Vec<MountEntry>> = OnceLock::new();
+    if let Some(found) = HIERARCHIES.get() {
+        return Ok(found);
+    }
+    let found: Vec<MountEntry> = mountinfo::mounts()?
         .into_iter()
         .filter(|m| m.fs_type == "cgroup")
-        .map(|m| {
-            let dir = Path::new(&m.mount_point).join(relative);
-            (m, dir)
-        })
-        .collect())
+        .collect();
+    Ok(HIERARCHIES.get_or_init(|| found))
 }
 
 fn has_controller(hierarchy: &MountEntry, controller: &str) -> bool {
