@@ -1,55 +1,42 @@
-//! Response times of the read-only port's heavy endpoints, `/stats/summary` and `/metrics`,
-//! on a full node (a benchmark, not a test: it prints numbers and writes them to a results
-//! file, it asserts nothing).
+//! Response times of the kubelet API's heavy endpoints, `/stats/summary` and `/metrics`, on a
+//! full node, for sergeant and the upstream kubelet (a benchmark, not a test: it prints
+//! numbers and writes them to a results file, it asserts nothing).
 //!
-//! A standalone sergeant on the real containerd runs 110 static pods; once all run, each
-//! endpoint is read `REQUESTS` times in a row and its p50 and p99 reported. Needs
-//! SERGEANT_CRI_ENDPOINT (see tests/bench.sh). Results go to
-//! `$SERGEANT_RESULTS_DIR/api_latency.json` (default `target/bench-results`).
+//! Each agent in turn runs 110 static pods on the same containerd, with the same
+//! KubeletConfiguration; once all run and its summary lists them, each endpoint is read
+//! `REQUESTS` times in a row on each port — the TLS API port (anonymous access allowed, so
+//! both pay the same TLS and authorization path) and the plain read-only port — over one kept
+//! connection, and its p50 and p99 reported. The upstream kubelet is measured when
+//! `UPSTREAM_KUBELET` names its binary. Needs SERGEANT_CRI_ENDPOINT (see tests/bench.sh).
+//! Results go to `$SERGEANT_RESULTS_DIR/api_latency.json` (default `target/bench-results`).
 
-#[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::node::{manifest, Node, SHELL};
-use common::wait_for;
-use serde_json::json;
+use common::{all, containers_running, wait_for, Agent, Kind};
+use serde_json::{json, Value};
 
 /// Pods on the node: upstream's default `maxPods`.
 const PODS: usize = 110;
-/// Requests per endpoint.
+/// Requests per endpoint and port.
 const REQUESTS: usize = 50;
-/// How long the pods may take to run.
-const START_DEADLINE: Duration = Duration::from_secs(600);
+/// How long the pods may take to run, and to leave.
+const POD_DEADLINE: Duration = Duration::from_secs(600);
+/// How long the agent's summary may take to list every pod once they run.
+const SUMMARY_DEADLINE: Duration = Duration::from_secs(120);
+/// The endpoints measured.
+const PATHS: [&str; 2] = ["/stats/summary", "/metrics"];
 
-fn results_dir() -> PathBuf {
-    std::env::var_os("SERGEANT_RESULTS_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-results"),
-        PathBuf::from,
-    )
-}
-
-/// How many pods `/pods` lists as `Running`.
-fn running(node: &Node) -> usize {
-    node.agent.get_json("/pods")["items"]
-        .as_array()
-        .map_or(0, |pods| {
-            pods.iter()
-                .filter(|p| p["status"]["phase"] == "Running")
-                .count()
-        })
-}
-
-/// The p50 and p99, in milliseconds, of `REQUESTS` reads of `path`.
-fn latency(node: &Node, path: &str) -> (f64, f64) {
+/// The p50 and p99, in milliseconds, of `REQUESTS` reads of `url`.
+fn latency(agent: &Agent, url: &str) -> (f64, f64) {
     let mut times: Vec<Duration> = (0..REQUESTS)
         .map(|_| {
             let began = Instant::now();
-            let (status, _) = node.agent.get(path);
-            assert_eq!(status, 200, "GET {path}");
-            began.elapsed()
+            let (status, body) = agent.get(url).unwrap_or_else(|e| panic!("GET {url}: {e}"));
+            let took = began.elapsed();
+            assert_eq!(status, 200, "GET {url}: {body}");
+            took
         })
         .collect();
     times.sort();
@@ -60,27 +47,69 @@ fn latency(node: &Node, path: &str) -> (f64, f64) {
     (at(0.50), at(0.99))
 }
 
+/// How many pods the summary at `url` lists, once it answers.
+fn summarized(agent: &Agent, url: &str) -> Option<usize> {
+    let (status, body) = agent.get(url).ok()?;
+    let summary: Value = serde_json::from_str(&body).ok().filter(|_| status == 200)?;
+    summary["pods"].as_array().map(Vec::len)
+}
+
+/// sergeant's mean background sample time of the pods' stats, in milliseconds, from
+/// `/metrics`; `None` for an agent without it (the upstream kubelet).
+fn mean_sample_ms(agent: &Agent) -> Option<f64> {
+    let text = agent.metrics()?;
+    let value = |suffix: &str| {
+        common::metric_value(
+            &text,
+            &format!("sergeant_stats_sample_duration_seconds_{suffix}"),
+        )
+    };
+    Some(value("sum")? / value("count")?.max(1.0) * 1e3)
+}
+
+/// Runs the agent with the pods and measures every endpoint on both ports.
+fn measure(kind: &Kind, endpoint: &str) -> Value {
+    let agent = Agent::start(kind, endpoint);
+    agent.write_pods(0, PODS);
+    agent.wait(POD_DEADLINE, |pods| all(pods, PODS, containers_running));
+    let mut results = json!({});
+    for (port, base) in [("secure", &agent.secure), ("read_only", &agent.read_only)] {
+        let summary = format!("{base}/stats/summary");
+        wait_for(
+            &format!("{} to summarize {PODS} pods", kind.name()),
+            SUMMARY_DEADLINE,
+            || (summarized(&agent, &summary)? == PODS).then_some(()),
+        );
+        for path in PATHS {
+            let (p50, p99) = latency(&agent, &format!("{base}{path}"));
+            println!(
+                "{:>16} {port:>9} {path:<14} p50 {p50:>8.2} ms  p99 {p99:>8.2} ms",
+                kind.name()
+            );
+            results[port][path] = json!({"p50_ms": p50, "p99_ms": p99});
+        }
+    }
+    if let Some(mean) = mean_sample_ms(&agent) {
+        println!(
+            "{:>16} background pod stats sample: mean {mean:.1} ms",
+            kind.name()
+        );
+        results["background_sample_mean_ms"] = json!(mean);
+    }
+    agent.clear(POD_DEADLINE);
+    results
+}
+
 fn main() {
-    let node = Node::start("api-latency");
-    let spec = format!(
-        "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
-    );
-    for i in 0..PODS {
-        node.write(&format!("p{i}.yaml"), &manifest(&format!("p{i}"), &spec));
-    }
-    wait_for(&format!("{PODS} pods running"), START_DEADLINE, || {
-        (running(&node) == PODS).then_some(())
-    });
+    let endpoint = common::endpoint();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("{PODS} pods, {REQUESTS} requests per endpoint and port; load {load}");
     let mut report = json!({"benchmark": "api_latency", "pods": PODS, "requests": REQUESTS});
-    for path in ["/stats/summary", "/metrics"] {
-        let (p50, p99) = latency(&node, path);
-        println!("{path}: p50 {p50:.2} ms, p99 {p99:.2} ms ({PODS} pods, {REQUESTS} requests)");
-        report[path] = json!({"p50_ms": p50, "p99_ms": p99});
+    for kind in &Kind::from_env() {
+        report[kind.name()] = measure(kind, &endpoint);
     }
-    let dir = results_dir();
-    std::fs::create_dir_all(&dir).expect("the results directory");
-    let file = dir.join("api_latency.json");
-    std::fs::write(&file, serde_json::to_string_pretty(&report).expect("json"))
-        .expect("results written");
-    println!("results in {}", file.display());
+    report["load_after"] = json!(std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .trim());
+    common::write_results("api_latency.json", &report);
 }

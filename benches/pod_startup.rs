@@ -11,173 +11,27 @@
 //! upstream kubelet). Results go to `$SERGEANT_RESULTS_DIR/pod_startup.json` (default
 //! `target/bench-results`).
 
+mod common;
+
 use std::fs;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{all, containers_running, Agent, Kind};
 use serde_json::{json, Value};
 
-const SHELL: &str = "127.0.0.1:5000/sergeant/shell:1.0";
 const SIZES: [usize; 3] = [1, 10, 110];
 const ROUND_DEADLINE: Duration = Duration::from_secs(600);
 const IDLE_WINDOW: Duration = Duration::from_secs(10);
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// Which node agent runs the rounds.
-enum Kind {
-    Sergeant,
-    Upstream(PathBuf),
-}
-
-impl Kind {
-    fn name(&self) -> &'static str {
-        match self {
-            Kind::Sergeant => "sergeant",
-            Kind::Upstream(_) => "upstream_kubelet",
-        }
-    }
-}
-
-/// A node agent running static pods from a directory, serving `/pods` on a read-only port.
-struct Agent {
-    child: Child,
-    port: u16,
-    manifests: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Agent {
-    fn start(kind: &Kind, endpoint: &str) -> Self {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let manifests = dir.path().join("manifests");
-        fs::create_dir(&manifests).expect("manifest dir");
-        let port = free_port();
-        let mut config_text = format!(
-            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
-             healthzPort: {}\nreadOnlyPort: {port}\nstaticPodPath: {}\ncontainerRuntimeEndpoint: {endpoint}\n\
-             maxPods: 120\nfileCheckFrequency: 1s\ncgroupDriver: cgroupfs\nfailSwapOn: false\n",
-            free_port(),
-            manifests.display()
-        );
-        let binary = match kind {
-            Kind::Sergeant => PathBuf::from(env!("CARGO_BIN_EXE_sergeant")),
-            Kind::Upstream(binary) => {
-                // Standalone upstream kubelet on this machine: cgroup v1 allowed, no API server.
-                config_text.push_str(&format!(
-                    "port: {}\nfailCgroupV1: false\nauthentication:\n  anonymous: {{enabled: true}}\n  \
-                     webhook: {{enabled: false}}\nauthorization: {{mode: AlwaysAllow}}\n",
-                    free_port()
-                ));
-                binary.clone()
-            }
-        };
-        let config = dir.path().join("config.yaml");
-        fs::write(&config, config_text).expect("config written");
-        let child = Command::new(binary)
-            .arg("--config")
-            .arg(&config)
-            .arg("--root-dir")
-            .arg(dir.path().join("root"))
-            .args(["--hostname-override", "bench"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the agent starts");
-        let agent = Self {
-            child,
-            port,
-            manifests,
-            _dir: dir,
-        };
-        agent.wait(Duration::from_secs(60), |_| true);
-        agent
-    }
-
-    fn pods(&self) -> Option<Vec<Value>> {
-        let body = reqwest::blocking::get(format!("http://127.0.0.1:{}/pods", self.port))
-            .ok()?
-            .text()
-            .ok()?;
-        let list = serde_json::from_str::<Value>(&body).ok()?;
-        // The upstream kubelet writes `"items": null` for an empty list.
-        Some(list["items"].as_array().cloned().unwrap_or_default())
-    }
-
-    /// sergeant's `sergeant_pod_start_overhead_seconds` p50 and p99 (seconds) over the last
-    /// minute, from `/metrics`; `None` for an agent without it (the upstream kubelet).
-    fn own_overhead(&self) -> Option<(f64, f64)> {
-        let text = reqwest::blocking::get(format!("http://127.0.0.1:{}/metrics", self.port))
-            .ok()?
-            .text()
-            .ok()?;
-        let quantile = |q: &str| {
-            let prefix = format!("sergeant_pod_start_overhead_seconds{{quantile=\"{q}\"}} ");
-            text.lines()
-                .find_map(|l| l.strip_prefix(prefix.as_str()))
-                .and_then(|v| v.trim().parse::<f64>().ok())
-        };
-        Some((quantile("0.5")?, quantile("0.99")?))
-    }
-
-    fn wait(&self, deadline: Duration, done: impl Fn(&[Value]) -> bool) -> Duration {
-        let start = Instant::now();
-        loop {
-            if self.pods().is_some_and(|pods| done(&pods)) {
-                return start.elapsed();
-            }
-            assert!(start.elapsed() < deadline, "not done within {deadline:?}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn write_pods(&self, round: usize, count: usize) {
-        for i in 0..count {
-            let manifest = format!(
-                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bench-{round}-{i}\nspec:\n  terminationGracePeriodSeconds: 1\n  \
-                 containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
-            );
-            fs::write(
-                self.manifests.join(format!("pod-{round}-{i}.yaml")),
-                manifest,
-            )
-            .expect("manifest written");
-        }
-    }
-
-    fn clear(&self) {
-        for entry in fs::read_dir(&self.manifests)
-            .expect("manifest dir")
-            .flatten()
-        {
-            fs::remove_file(entry.path()).expect("manifest removed");
-        }
-        self.wait(ROUND_DEADLINE, <[Value]>::is_empty);
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn all(pods: &[Value], count: usize, check: impl Fn(&Value) -> bool) -> bool {
-    pods.len() == count && pods.iter().all(check)
-}
-
-fn containers_running(pod: &Value) -> bool {
-    pod["status"]["containerStatuses"]
-        .as_array()
-        .is_some_and(|c| c.iter().all(|s| s["state"]["running"].is_object()))
+/// sergeant's `sergeant_pod_start_overhead_seconds` p50 and p99 (seconds) over the last
+/// minute, from `/metrics`; `None` for an agent without it (the upstream kubelet).
+fn own_overhead(agent: &Agent) -> Option<(f64, f64)> {
+    let text = agent.metrics()?;
+    let quantile = |q: &str| {
+        let series = format!("sergeant_pod_start_overhead_seconds{{quantile=\"{q}\"}}");
+        common::metric_value(&text, &series)
+    };
+    Some((quantile("0.5")?, quantile("0.99")?))
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -205,17 +59,10 @@ fn cpu_ticks(pid: u32) -> u64 {
     field(11) + field(12)
 }
 
-fn results_dir() -> PathBuf {
-    std::env::var_os("SERGEANT_RESULTS_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-results"),
-        PathBuf::from,
-    )
-}
-
 /// Runs the rounds against one agent and returns their results.
 fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
     let agent = Agent::start(kind, endpoint);
-    let pid = agent.child.id();
+    let pid = agent.pid();
     let mut rounds = Vec::new();
     for (round, &count) in SIZES.iter().enumerate() {
         let written = Instant::now();
@@ -233,7 +80,7 @@ fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
             to_running.as_secs_f64() * 1e3
         );
         let mut entry = json!({"pods": count, "started_ms": to_started.as_secs_f64() * 1e3, "running_ms": to_running.as_secs_f64() * 1e3});
-        if let Some(overhead) = agent.own_overhead() {
+        if let Some(overhead) = own_overhead(&agent) {
             println!(
                 "{:>16} {count:>4} pods: own overhead per pod (start-up less CRI calls) p50 {:>6.1} ms, p99 {:>6.1} ms",
                 kind.name(),
@@ -258,27 +105,16 @@ fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
             entry["idle_cpu_percent"] = json!(cpu_percent);
         }
         rounds.push(entry);
-        agent.clear();
+        agent.clear(ROUND_DEADLINE);
     }
     rounds
 }
 
 fn main() {
-    let endpoint =
-        std::env::var("SERGEANT_CRI_ENDPOINT").expect("SERGEANT_CRI_ENDPOINT (run tests/bench.sh)");
-    let mut kinds = vec![Kind::Sergeant];
-    match std::env::var_os("UPSTREAM_KUBELET") {
-        Some(binary) => kinds.push(Kind::Upstream(PathBuf::from(binary))),
-        None => println!("UPSTREAM_KUBELET not set: the upstream kubelet is not measured"),
-    }
+    let endpoint = common::endpoint();
     let mut report = json!({"benchmark": "pod_startup", "runtime": endpoint});
-    for kind in &kinds {
+    for kind in &Kind::from_env() {
         report[kind.name()] = json!(rounds(kind, &endpoint));
     }
-    let dir = results_dir();
-    fs::create_dir_all(&dir).expect("results dir");
-    let file = dir.join("pod_startup.json");
-    fs::write(&file, serde_json::to_string_pretty(&report).expect("json"))
-        .expect("results written");
-    println!("results: {}", file.display());
+    common::write_results("pod_startup.json", &report);
 }

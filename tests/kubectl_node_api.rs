@@ -1,5 +1,6 @@
 //! The kubelet API as users reach it, through the real API server: `kubectl logs` (`-f`,
-//! `--previous`), `kubectl exec` with stdin, `kubectl port-forward` moving real bytes, and
+//! `--previous`), `kubectl exec` with stdin, `kubectl attach` to a container's own streams
+//! (`stdin`, `tty`, `stdinOnce`), `kubectl port-forward` moving real bytes, and
 //! `kubectl get --raw .../proxy/...`. The API server dials the node's InternalIP and kubelet
 //! port with its kubelet client certificate, which sergeant authenticates against the cluster
 //! CA and authorizes with a SubjectAccessReview.
@@ -8,7 +9,9 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use common::managed::{Managed, DEADLINE, HTTPD};
@@ -32,6 +35,20 @@ fn kubectl(node: &Managed, args: &[&str]) -> String {
     let (ok, out) = node.cluster.kubectl(args);
     assert!(ok, "kubectl {args:?}: {out}");
     out
+}
+
+/// kubectl as the admin with `args`, its standard streams piped, for the long-running
+/// commands (exec -i, attach, port-forward) a test talks to while they run.
+fn kubectl_piped(node: &Managed, args: &[&str]) -> Child {
+    Command::new(node.cluster.kubectl_binary())
+        .arg("--kubeconfig")
+        .arg(node.cluster.admin_kubeconfig())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("kubectl {args:?} runs: {e}"))
 }
 
 #[test]
@@ -97,17 +114,12 @@ fn kubectl_exec_runs_commands_with_stdin() {
         ],
     );
     assert_eq!(out, "inside shell\n");
-    let mut child = Command::new(node.cluster.kubectl_binary())
-        .arg("--kubeconfig")
-        .arg(node.cluster.admin_kubeconfig())
-        .args([
+    let mut child = kubectl_piped(
+        &node,
+        &[
             "exec", "-i", "shell", "-n", "default", "--", "tr", "a-z", "A-Z",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl exec -i runs");
+        ],
+    );
     child
         .stdin
         .take()
@@ -126,6 +138,152 @@ fn kubectl_exec_runs_commands_with_stdin() {
     );
 }
 
+/// A running `kubectl attach -i`: its input, and its output as it arrives.
+struct Attached {
+    child: Child,
+    chunks: mpsc::Receiver<String>,
+    reader: JoinHandle<()>,
+    seen: String,
+}
+
+impl Attached {
+    fn start(node: &Managed, pod: &str, container: &str) -> Self {
+        let mut child = kubectl_piped(
+            node,
+            &["attach", "-i", pod, "-c", container, "-n", "default"],
+        );
+        let mut stdout = child.stdout.take().expect("stdout");
+        let (sender, chunks) = mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(read @ 1..) = stdout.read(&mut buffer) {
+                let chunk = String::from_utf8_lossy(&buffer[..read]).into_owned();
+                if sender.send(chunk).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            chunks,
+            reader,
+            seen: String::new(),
+        }
+    }
+
+    fn send(&mut self, text: &str) {
+        let stdin = self.child.stdin.as_mut().expect("stdin still open");
+        stdin.write_all(text.as_bytes()).expect("input written");
+        stdin.flush().expect("input flushed");
+    }
+
+    /// Everything printed so far, once it contains `wanted`.
+    fn wait_output(&mut self, wanted: &str) -> String {
+        wait_for(&format!("{wanted:?} from kubectl attach"), DEADLINE, || {
+            while let Ok(chunk) = self.chunks.try_recv() {
+                self.seen.push_str(&chunk);
+            }
+            self.seen.contains(wanted).then(|| self.seen.clone())
+        })
+    }
+
+    /// Closes the input and waits for kubectl to end: its status, whole output and errors.
+    fn finish(mut self) -> (ExitStatus, String, String) {
+        drop(self.child.stdin.take());
+        let status = wait_for("kubectl attach to end", DEADLINE, || {
+            self.child.try_wait().expect("kubectl attach's status")
+        });
+        self.reader.join().expect("the output reader");
+        self.seen.extend(self.chunks.try_iter());
+        let mut errors = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            stderr.read_to_string(&mut errors).expect("stderr read");
+        }
+        (status, self.seen, errors)
+    }
+}
+
+#[test]
+fn kubectl_attach_reaches_a_containers_own_stdin_and_tty() {
+    let node = node("attach");
+    node.create(
+        "attached",
+        &format!(
+            "  containers:\n  - name: main\n    image: {SHELL}\n    stdin: true\n    \
+             command: [sh, -c, 'while read line; do echo \"got $line\"; done']\n  \
+             - name: term\n    image: {SHELL}\n    stdin: true\n    tty: true\n    \
+             command: [sh, -c, 'read line; echo \"tty got $line\"; sleep 3600']\n  \
+             - name: quiet\n    image: {SHELL}\n    command: [sleep, '3600']\n"
+        ),
+    );
+    node.wait_pod("attached", "running", |p| phase(p) == "Running");
+
+    // Input reaches the running shell and its answer comes back; ending the session detaches
+    // without closing the container's input, so a second session is served the same way.
+    for word in ["hello", "again"] {
+        let mut session = Attached::start(&node, "attached", "main");
+        session.send(&format!("{word}\n"));
+        session.wait_output(&format!("got {word}\n"));
+        let (status, _, errors) = session.finish();
+        assert!(status.success(), "{status}: {errors}");
+    }
+    let logs = kubectl(&node, &["logs", "attached", "-c", "main", "-n", "default"]);
+    assert_eq!(logs, "got hello\ngot again\n");
+    let pod = node.pod("attached").expect("the pod");
+    assert_eq!(phase(&pod), "Running", "{pod}");
+    assert_eq!(
+        container(&pod, "containerStatuses", "main")["restartCount"],
+        0,
+        "{pod}"
+    );
+
+    // A terminal is the container's choice, not the client's: kubectl's input is a pipe, yet
+    // the answer comes back through the container's terminal (which echoes the input).
+    let mut session = Attached::start(&node, "attached", "term");
+    session.send("typed\n");
+    let shown = session.wait_output("tty got typed");
+    assert!(shown.contains("tty got typed\r\n"), "{shown:?}");
+    let _ = session.finish();
+
+    // A container created without stdin has no input: attaching one is refused, saying why.
+    let (ok, refused) = node
+        .cluster
+        .kubectl(&["attach", "-i", "attached", "-c", "quiet", "-n", "default"]);
+    assert!(!ok, "{refused}");
+    assert!(
+        refused.contains(
+            "container \"quiet\" in pod default/attached was not created with stdin: true"
+        ),
+        "{refused}"
+    );
+}
+
+#[test]
+fn kubectl_attach_to_a_stdin_once_container_closes_its_input_when_the_session_ends() {
+    let node = node("attach-once");
+    node.create(
+        "once",
+        &format!(
+            "  restartPolicy: Never\n  containers:\n  - name: main\n    image: {SHELL}\n    \
+             stdin: true\n    stdinOnce: true\n    command: [tr, a-z, A-Z]\n"
+        ),
+    );
+    node.wait_pod("once", "running", |p| phase(p) == "Running");
+    let mut session = Attached::start(&node, "once", "main");
+    session.send("only once\n");
+    // The end of the session is the end of the container's input: `tr` finishes, and its
+    // output reaches kubectl before the stream closes.
+    let (status, output, errors) = session.finish();
+    assert!(status.success(), "{status}: {errors}");
+    assert_eq!(output, "ONLY ONCE\n", "{errors}");
+    let done = node.wait_pod("once", "succeeded", |p| phase(p) == "Succeeded");
+    assert_eq!(
+        container(&done, "containerStatuses", "main")["state"]["terminated"]["exitCode"],
+        0,
+        "{done}"
+    );
+}
+
 #[test]
 fn kubectl_port_forward_moves_bytes_to_the_pod() {
     let node = node("forward");
@@ -135,20 +293,16 @@ fn kubectl_port_forward_moves_bytes_to_the_pod() {
     );
     node.wait_pod("web", "running", |p| phase(p) == "Running");
     let local = free_port();
-    let mut forward = Command::new(node.cluster.kubectl_binary())
-        .arg("--kubeconfig")
-        .arg(node.cluster.admin_kubeconfig())
-        .args([
+    let mut forward = kubectl_piped(
+        &node,
+        &[
             "port-forward",
             "-n",
             "default",
             "pod/web",
             &format!("{local}:8080"),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("kubectl port-forward runs");
+        ],
+    );
     let mut ready = BufReader::new(forward.stdout.take().expect("stdout"));
     let mut line = String::new();
     ready

@@ -1,11 +1,24 @@
 //! The authenticated kubelet API on `port`, straight over TLS against a sergeant in managed
 //! mode and the real control plane: client certificates signed by the cluster CA, bearer
-//! tokens checked with TokenReview, every request authorized with SubjectAccessReview.
+//! tokens checked with TokenReview, every request authorized with SubjectAccessReview; the
+//! protocol versions and cipher suites it negotiates (`tlsMinVersion`, `tlsCipherSuites`).
 
 mod common;
 
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_rustls::rustls::crypto::ring;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
+use tokio_rustls::rustls::version::{TLS12, TLS13};
+use tokio_rustls::rustls::{
+    CipherSuite, ClientConfig, ClientConnection, ProtocolVersion, RootCertStore,
+    SupportedProtocolVersion,
+};
 
 use common::cluster::Cluster;
 use common::node::{manifest, POD_DEADLINE, SHELL};
@@ -93,6 +106,40 @@ impl Secured {
         let response = request.send().map_err(|e| format!("{e:?}"))?;
         let status = response.status().as_u16();
         Ok((status, response.text().map_err(|e| format!("{e:?}"))?))
+    }
+
+    /// A TLS handshake with the API by a client offering only `version` and `suite` and
+    /// trusting the agent's self-signed certificate: what was negotiated, or why it failed.
+    fn handshake(
+        &self,
+        version: &'static SupportedProtocolVersion,
+        suite: CipherSuite,
+    ) -> Result<(ProtocolVersion, CipherSuite), String> {
+        let cert = self.agent.config_dir().join("root/pki/kubelet.crt");
+        let mut roots = RootCertStore::empty();
+        roots
+            .add(CertificateDer::from_pem_file(&cert).expect("the serving certificate"))
+            .expect("a trust anchor");
+        let mut provider = ring::default_provider();
+        provider.cipher_suites.retain(|s| s.suite() == suite);
+        let config = ClientConfig::builder_with_provider(Arc::new(provider))
+            .with_protocol_versions(&[version])
+            .expect("a client for that version and suite")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let name = ServerName::try_from("localhost").expect("a server name");
+        let mut client = ClientConnection::new(Arc::new(config), name).expect("a TLS client");
+        let mut tcp =
+            TcpStream::connect(self.base.trim_start_matches("https://")).expect("a connection");
+        tcp.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("a read timeout");
+        while client.is_handshaking() {
+            client.complete_io(&mut tcp).map_err(|e| e.to_string())?;
+        }
+        Ok((
+            client.protocol_version().expect("a version"),
+            client.negotiated_cipher_suite().expect("a suite").suite(),
+        ))
     }
 }
 
@@ -260,4 +307,51 @@ fn idle_and_garbage_connections_do_not_starve_the_api() {
         asked.elapsed()
     );
     drop(idle);
+}
+
+#[test]
+fn tls_min_version_1_3_refuses_a_tls_1_2_client() {
+    let api = Secured::start_with("tls13", "tlsMinVersion: VersionTLS13\n");
+    let suite = CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256;
+    assert_eq!(
+        api.handshake(&TLS12, suite),
+        Err("received fatal alert: ProtocolVersion".to_owned())
+    );
+    let suite = CipherSuite::TLS13_AES_128_GCM_SHA256;
+    assert_eq!(
+        api.handshake(&TLS13, suite),
+        Ok((ProtocolVersion::TLSv1_3, suite))
+    );
+    let admin = api.cluster.admin_identity_pem();
+    assert_eq!(api.get("/healthz", Some(&admin), None), Ok(200));
+}
+
+#[test]
+fn tls_cipher_suites_limit_what_a_client_can_negotiate() {
+    let api = Secured::start_with(
+        "ciphers",
+        "tlsCipherSuites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, TLS_AES_256_GCM_SHA384]\n",
+    );
+    let refused = Err("received fatal alert: HandshakeFailure".to_owned());
+    for (version, offered, allowed) in [
+        (
+            &TLS12,
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+            false,
+        ),
+        (
+            &TLS12,
+            CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+            true,
+        ),
+        (&TLS13, CipherSuite::TLS13_AES_128_GCM_SHA256, false),
+        (&TLS13, CipherSuite::TLS13_AES_256_GCM_SHA384, true),
+    ] {
+        let expected = if allowed {
+            Ok((version.version, offered))
+        } else {
+            refused.clone()
+        };
+        assert_eq!(api.handshake(version, offered), expected, "{offered:?}");
+    }
 }

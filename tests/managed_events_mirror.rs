@@ -17,31 +17,6 @@ use common::node::{phase, SHELL};
 use common::{wait_for, TestConfig};
 use serde_json::Value;
 
-/// The events about pod `name` (in `default`) with UID `uid` — not those of an earlier pod of
-/// the same name — as `kubectl get events` lists them.
-fn events_of(managed: &Managed, name: &str, uid: &str) -> Vec<Value> {
-    let selector = format!("involvedObject.name={name},involvedObject.uid={uid}");
-    managed
-        .cluster
-        .get_json(&["events", "-n", "default", "--field-selector", &selector])
-        .and_then(|list| list["items"].as_array().cloned())
-        .unwrap_or_default()
-}
-
-/// Waits until pod `name` (`uid`) has an event with `reason` passing `check`, and returns it.
-fn wait_event(
-    managed: &Managed,
-    (name, uid): (&str, &str),
-    reason: &str,
-    check: impl Fn(&Value) -> bool,
-) -> Value {
-    wait_for(&format!("{name}: a {reason} event"), DEADLINE, || {
-        events_of(managed, name, uid)
-            .into_iter()
-            .find(|e| e["reason"] == reason && check(e))
-    })
-}
-
 /// A managed node whose crash-loop back-off is short (1 s doubling to 4 s).
 fn fast_backoff(node: &str) -> Managed {
     let config = TestConfig::new()
@@ -58,7 +33,7 @@ fn a_pods_start_shows_as_upstreams_events() {
         &format!("  containers:\n  - name: web\n    image: {HTTPD}\n"),
     );
     managed.wait_pod("events-web", "running", |p| phase(p) == "Running");
-    let pulled = wait_event(&managed, ("events-web", &uid), "Pulled", |_| true);
+    let pulled = managed.wait_event(("events-web", &uid), "Pulled", |_| true);
     let message = pulled["message"].as_str().unwrap_or_default();
     assert!(
         message.contains(HTTPD)
@@ -66,9 +41,9 @@ fn a_pods_start_shows_as_upstreams_events() {
                 || message.ends_with("already present on machine")),
         "{pulled}"
     );
-    let created = wait_event(&managed, ("events-web", &uid), "Created", |_| true);
+    let created = managed.wait_event(("events-web", &uid), "Created", |_| true);
     assert_eq!(created["message"], "Created container: web");
-    let started = wait_event(&managed, ("events-web", &uid), "Started", |_| true);
+    let started = managed.wait_event(("events-web", &uid), "Started", |_| true);
     assert_eq!(started["message"], "Started container web");
     assert_eq!(started["type"], "Normal");
     assert_eq!(started["involvedObject"]["kind"], "Pod");
@@ -91,7 +66,7 @@ fn a_crash_loop_is_one_back_off_event_whose_count_grows() {
             "  containers:\n  - name: crash\n    image: {SHELL}\n    command: [\"sh\", \"-c\", \"exit 1\"]\n"
         ),
     );
-    let back_off = wait_event(&managed, ("events-crash", &uid), "BackOff", |e| {
+    let back_off = managed.wait_event(("events-crash", &uid), "BackOff", |e| {
         e["count"].as_i64().unwrap_or(0) > 1
     });
     let message = back_off["message"].as_str().unwrap_or_default();
@@ -106,7 +81,8 @@ fn a_crash_loop_is_one_back_off_event_whose_count_grows() {
             .as_i64()
             .is_some_and(|n| n >= 2)
     });
-    let objects = events_of(&managed, "events-crash", &uid)
+    let objects = managed
+        .events("events-crash", &uid)
         .into_iter()
         .filter(|e| e["reason"] == "BackOff")
         .count();
@@ -122,14 +98,14 @@ fn a_failing_liveness_probe_is_unhealthy_then_killing() {
             "  containers:\n  - name: app\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n"
         ),
     );
-    let unhealthy = wait_event(&managed, ("events-liveness", &uid), "Unhealthy", |_| true);
+    let unhealthy = managed.wait_event(("events-liveness", &uid), "Unhealthy", |_| true);
     let message = unhealthy["message"].as_str().unwrap_or_default();
     assert!(message.starts_with("Liveness probe failed:"), "{unhealthy}");
     assert_eq!(
         unhealthy["involvedObject"]["fieldPath"],
         "spec.containers{app}"
     );
-    let killing = wait_event(&managed, ("events-liveness", &uid), "Killing", |e| {
+    let killing = managed.wait_event(("events-liveness", &uid), "Killing", |e| {
         e["message"] == "Container app failed liveness probe, will be restarted"
     });
     assert_eq!(killing["type"], "Normal");

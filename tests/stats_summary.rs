@@ -1,6 +1,6 @@
 //! `/stats/summary` on a standalone sergeant and the real containerd: the node section holds
-//! the kernel's numbers, and a pod with a busy and an idle container shows both, the busy one
-//! using measurably more CPU.
+//! the kernel's numbers, a pod with a busy and an idle container shows both, the busy one
+//! using measurably more CPU, and what a container logs shows within the pods' refresh period.
 
 mod common;
 
@@ -11,8 +11,16 @@ use common::wait_for;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::Value;
 
-/// How long the busy container may take to show a CPU rate above the idle one's.
-const RATE_DEADLINE: Duration = Duration::from_secs(30);
+/// How often sergeant reads the pods' numbers again in the background (its
+/// `stats::sampler::REFRESH_PERIOD`, cAdvisor's housekeeping interval upstream).
+const REFRESH_PERIOD: Duration = Duration::from_secs(10);
+
+/// Slack on top of the refresh period: one sampling of the runtime, and a loaded machine.
+const REFRESH_SLACK: Duration = Duration::from_secs(5);
+
+/// How long the busy container may take to show a CPU rate above the idle one's: a rate needs
+/// two samples, and the idle container's first one still carries its start.
+const RATE_DEADLINE: Duration = Duration::from_secs(45);
 
 /// A CPU-bound container should get at least a tenth of a core on any test machine.
 const BUSY_NANO_CORES: u64 = 100_000_000;
@@ -221,7 +229,7 @@ fn a_busy_container_uses_more_cpu_than_an_idle_one() {
     let cpu_before = u64_at(busy_entry, "/cpu/usageCoreNanoSeconds");
     wait_for(
         "the busy container's CPU time to grow",
-        Duration::from_secs(10),
+        REFRESH_PERIOD + REFRESH_SLACK,
         || {
             let entry = pod_entry(&summary(&node), &full_name)?;
             (u64_at(
@@ -238,4 +246,56 @@ fn a_busy_container_uses_more_cpu_than_an_idle_one() {
             .is_none()
             .then_some(())
     });
+}
+
+#[test]
+fn what_a_container_logs_shows_within_the_refresh_period() {
+    const LOGGED: u64 = 1024 * 1024;
+    let trigger = tempfile::tempdir().expect("a trigger dir");
+    let node = Node::start("stats-logs");
+    let spec = format!(
+        "  containers:\n\
+         \x20 - name: logger\n    image: {SHELL}\n    command: [sh, -c, 'until [ -e /trigger/go ]; do sleep 0.1; done; yes logging | head -c {LOGGED}; exec sleep 3600']\n\
+         \x20   volumeMounts: [{{name: trigger, mountPath: /trigger}}]\n\
+         \x20 volumes: [{{name: trigger, hostPath: {{path: {}}}}}]\n",
+        trigger.path().display()
+    );
+    node.write("logger.yaml", &manifest("logger", &spec));
+    let pod = node.wait_pod("logger", "running", |p| phase(p) == "Running");
+    let full_name = pod["metadata"]["name"].as_str().expect("a pod name");
+    let logs_used = |summary: &Value| {
+        let entry = pod_entry(summary, full_name)?;
+        container_entry(&entry, "logger")?["logs"]["usedBytes"].as_u64()
+    };
+    let before = wait_for("the logger's logs in the summary", POD_DEADLINE, || {
+        logs_used(&summary(&node))
+    });
+    assert!(before < LOGGED, "nothing logged yet, but {before} bytes");
+
+    std::fs::write(trigger.path().join("go"), "").expect("the trigger written");
+    let written = std::time::Instant::now();
+    let after = wait_for(
+        "the logged megabyte in logs.usedBytes",
+        REFRESH_PERIOD + REFRESH_SLACK,
+        || logs_used(&summary(&node)).filter(|used| *used >= LOGGED),
+    );
+    println!(
+        "logs.usedBytes {before} -> {after} within {:?} of the trigger",
+        written.elapsed()
+    );
+    let metrics = node.agent.get("/metrics").1;
+    let samples = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("sergeant_stats_sample_duration_seconds_count "))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    assert!(
+        samples.is_some_and(|n| n >= 2),
+        "the background samples are timed: {samples:?}"
+    );
+    let entry = pod_entry(&summary(&node), full_name).expect("the pod still listed");
+    assert!(
+        u64_at(&entry, "/ephemeral-storage/usedBytes") >= after,
+        "ephemeral storage counts the logs: {}",
+        entry["ephemeral-storage"]
+    );
 }

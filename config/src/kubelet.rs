@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::duration::Duration;
 use crate::eviction::{default_eviction_hard, GracePeriods, Thresholds};
 use crate::quantity::Quantity;
+use crate::tls::CipherSuite;
 
 /// The `apiVersion` a KubeletConfiguration document must carry.
 pub const KUBELET_API_VERSION: &str = "kubelet.config.k8s.io/v1beta1";
@@ -45,9 +46,13 @@ pub struct KubeletConfiguration {
     pub tls_cert_file: Option<PathBuf>,
     /// Key of `tlsCertFile`.
     pub tls_private_key_file: Option<PathBuf>,
-    /// Allowed TLS cipher suites (Go names); empty means the library default.
-    pub tls_cipher_suites: Vec<String>,
-    /// Lowest TLS version served; none means the library default.
+    /// Cipher suites the kubelet API may negotiate (Go names); empty means every suite
+    /// sergeant serves. TLS 1.3 suites not named stay enabled when none is named, as upstream
+    /// (where Go's TLS 1.3 suites are not configurable). Read when the API starts: a change
+    /// needs a restart, like `tlsCertFile`.
+    pub tls_cipher_suites: Vec<CipherSuite>,
+    /// Lowest TLS version served, VersionTLS12 or VersionTLS13; none means TLS 1.2. Read when
+    /// the API starts: a change needs a restart.
     pub tls_min_version: Option<TlsVersion>,
     /// Rotate the client certificate through the certificates API (false).
     pub rotate_certificates: bool,
@@ -238,7 +243,8 @@ impl Default for KubeletConfiguration {
     }
 }
 
-/// Lowest TLS protocol version, spelled as upstream spells it.
+/// Lowest TLS protocol version, spelled as upstream spells it. TLS 1.0 and 1.1 parse (upstream
+/// accepts them) but are refused by validation: sergeant cannot serve them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum TlsVersion {
     /// TLS 1.0

@@ -20,6 +20,7 @@ mod quantity;
 mod serde_error;
 pub mod sergeant;
 mod text;
+mod tls;
 mod validate;
 
 pub use diff::{diff, Apply, ConfigDiff, FieldChange, Owner};
@@ -33,3 +34,4 @@ pub use node::NodeConfig;
 pub use quantity::Quantity;
 pub use serde_error::{reword, suggest};
 pub use sergeant::SergeantConfiguration;
+pub use tls::CipherSuite;

@@ -3,7 +3,7 @@
 //! point at the key's line in the file.
 
 use crate::duration::Duration;
-use crate::kubelet::{AllocatableEnforcement, KubeletConfiguration};
+use crate::kubelet::{AllocatableEnforcement, KubeletConfiguration, TlsVersion};
 use crate::sergeant::SergeantConfiguration;
 
 /// A failed check: the key path it is about and why.
@@ -136,6 +136,7 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Check {
         },
         || "tlsCertFile and tlsPrivateKeyFile must be set together".to_string(),
     )?;
+    tls_min_version(config)?;
     require(
         !config.container_runtime_endpoint.trim().is_empty(),
         "containerRuntimeEndpoint",
@@ -225,6 +226,21 @@ fn shutdown(config: &KubeletConfiguration) -> Check {
     require(critical <= total, "shutdownGracePeriodCriticalPods", || {
         format!("{critical} must not exceed shutdownGracePeriod ({total})")
     })
+}
+
+fn tls_min_version(config: &KubeletConfiguration) -> Check {
+    match config.tls_min_version {
+        Some(version @ (TlsVersion::VersionTLS10 | TlsVersion::VersionTLS11)) => {
+            Err(Violation::at(
+                "tlsMinVersion",
+                format!(
+                    "{version:?} cannot be served: sergeant's TLS library (rustls) speaks TLS 1.2 \
+                     and 1.3 only; use VersionTLS12 or VersionTLS13"
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn node_allocatable(config: &KubeletConfiguration) -> Check {

@@ -19,6 +19,10 @@
 #       127.0.0.1:5000/sergeant/grpc-health:1.0  gRPC health server on :9090
 #         (examples/grpc-health-server.rs, built with cargo, with the shared libraries it
 #         links copied in)
+#   * a second registry that wants credentials (127.0.0.1:5001, htpasswd basic auth, user
+#     "sergeant", password "pull-secret-test": fixed test values), for the tests of
+#     imagePullSecrets, holding only
+#       127.0.0.1:5001/sergeant/private/shell:1.0  like shell, but another image id
 #
 # Usage (as root):
 #   node-env.sh install                                  install the Debian packages needed
@@ -41,22 +45,28 @@
 # `up` and `down` are idempotent. `down` kills every container of the instance, stops its
 # containerd and shims, unmounts everything under its directory (container rootfs, pod
 # network namespaces), deletes its bridge and removes its directory; `down --all` does
-# that for every instance and also stops the registry (its storage is kept, so the next
-# `up` does not rebuild the images).
+# that for every instance and also stops both registries (their storage is kept, so the
+# next `up` does not rebuild the images).
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly SCRIPT_DIR
 readonly REGISTRY_ADDR=127.0.0.1:5000
+# The registry that wants credentials (fixed test values, not secrets), for the tests of
+# imagePullSecrets; it holds AUTH_IMAGE only.
+readonly AUTH_REGISTRY_ADDR=127.0.0.1:5001
+readonly AUTH_REGISTRY_USER=sergeant
+readonly AUTH_REGISTRY_PASSWORD=pull-secret-test
 readonly IMAGE_TAG=1.0
 readonly IMAGE_NAMES=(pause shell httpd exit termmsg grpc-health)
 REPO_ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
 readonly REPO_ROOT
 readonly PAUSE_IMAGE="$REGISTRY_ADDR/sergeant/pause:$IMAGE_TAG"
+readonly AUTH_IMAGE="$AUTH_REGISTRY_ADDR/sergeant/private/shell:$IMAGE_TAG"
 readonly CNI_BIN_DIR=/usr/lib/cni
 readonly IMAGE_PATH_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 readonly PACKAGES=(containerd runc containernetworking-plugins busybox-static protobuf-compiler
-	docker-registry skopeo openssl iproute2 gcc libc6-dev procps)
+	docker-registry skopeo openssl iproute2 gcc libc6-dev procps apache2-utils)
 # Seconds to wait for a daemon to answer / to exit.
 readonly START_TIMEOUT=${SERGEANT_NODE_START_TIMEOUT:-60}
 readonly STOP_TIMEOUT=10
@@ -221,19 +231,29 @@ cmd_install() {
 # ---------------------------------------------------------------------------------------
 # local registry (shared by all instances)
 
-registry_dir() { echo "$RUN_DIR/registry"; }
+# Two registries, named by KIND: "plain" on REGISTRY_ADDR (no auth, every test image) and
+# "auth" on AUTH_REGISTRY_ADDR (htpasswd basic auth, AUTH_IMAGE only).
+registry_dir() { if [[ $1 == auth ]]; then echo "$RUN_DIR/registry-auth"; else echo "$RUN_DIR/registry"; fi; }
+registry_addr() { if [[ $1 == auth ]]; then echo "$AUTH_REGISTRY_ADDR"; else echo "$REGISTRY_ADDR"; fi; }
+
+# The user:password a registry of KIND takes ("" for plain).
+registry_creds() { if [[ $1 == auth ]]; then echo "$AUTH_REGISTRY_USER:$AUTH_REGISTRY_PASSWORD"; fi; }
 
 registry_pid() {
-	pid_from_file "$(registry_dir)/registry.pid" "$(registry_dir)/config.yml"
+	pid_from_file "$(registry_dir "$1")/registry.pid" "$(registry_dir "$1")/config.yml"
 }
 
-# Does something answer the registry v2 API on REGISTRY_ADDR with 200?
+# registry_answers KIND: does something answer the registry v2 API on its address with 200
+# (with its credentials, if any)?
 registry_answers() {
-	python3 - "$REGISTRY_ADDR" <<'PY'
-import sys, urllib.request
+	python3 - "$(registry_addr "$1")" "$(registry_creds "$1")" <<'PY'
+import base64, sys, urllib.request
 try:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
-    with opener.open("http://%s/v2/" % sys.argv[1], timeout=2) as r:
+    request = urllib.request.Request("http://%s/v2/" % sys.argv[1])
+    if sys.argv[2]:
+        request.add_header("Authorization", "Basic " + base64.b64encode(sys.argv[2].encode()).decode())
+    with opener.open(request, timeout=2) as r:
         ok = r.status == 200 and r.headers.get("Docker-Distribution-Api-Version", "").startswith("registry/2")
 except Exception:
     ok = False
@@ -241,24 +261,37 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-# Is anything listening on the registry port?
+# registry_port_busy KIND: is anything listening on its port?
 registry_port_busy() {
-	(exec 3<>"/dev/tcp/${REGISTRY_ADDR%:*}/${REGISTRY_ADDR#*:}") 2>/dev/null
+	local addr
+	addr=$(registry_addr "$1")
+	(exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}") 2>/dev/null
+}
+
+# The htpasswd file of the auth registry: bcrypt (the only hash docker-registry takes),
+# written again only if it does not verify the credentials.
+write_htpasswd() {
+	local file=$1
+	if [[ -f $file ]] && htpasswd -vb "$file" "$AUTH_REGISTRY_USER" "$AUTH_REGISTRY_PASSWORD" >/dev/null 2>&1; then
+		return 0
+	fi
+	htpasswd -cbB "$file" "$AUTH_REGISTRY_USER" "$AUTH_REGISTRY_PASSWORD" 2>/dev/null ||
+		die "htpasswd could not write $file"
 }
 
 write_registry_config() {
-	local dir
-	dir=$(registry_dir)
+	local kind=$1 dir
+	dir=$(registry_dir "$kind")
 	mkdir -p "$dir/storage"
 	cat >"$dir/config.yml" <<EOF
-# Generated by node-env.sh: the local registry of sergeant's test node environment.
+# Generated by node-env.sh: the $kind local registry of sergeant's test node environment.
 version: 0.1
 log:
   level: warn
   accesslog:
     disabled: true
   fields:
-    service: sergeant-registry
+    service: sergeant-registry-$kind
 storage:
   filesystem:
     rootdirectory: $dir/storage
@@ -267,42 +300,54 @@ storage:
   cache:
     blobdescriptor: inmemory
 http:
-  addr: $REGISTRY_ADDR
+  addr: $(registry_addr "$kind")
 EOF
+	if [[ $kind == auth ]]; then
+		write_htpasswd "$dir/htpasswd"
+		cat >>"$dir/config.yml" <<EOF
+auth:
+  htpasswd:
+    realm: sergeant-registry-auth
+    path: $dir/htpasswd
+EOF
+	fi
 }
 
+# start_registry KIND
 start_registry() {
-	local dir pid
-	dir=$(registry_dir)
-	if pid=$(registry_pid); then
-		wait_for "$START_TIMEOUT" "$pid" "the registry (pid $pid) to answer on $REGISTRY_ADDR" registry_answers ||
-			die "the registry (pid $pid) died; see $dir/registry.log"
-		log "registry already running (pid $pid) on $REGISTRY_ADDR"
+	local kind=$1 dir addr pid
+	dir=$(registry_dir "$kind")
+	addr=$(registry_addr "$kind")
+	if pid=$(registry_pid "$kind"); then
+		wait_for "$START_TIMEOUT" "$pid" "the $kind registry (pid $pid) to answer on $addr" registry_answers "$kind" ||
+			die "the $kind registry (pid $pid) died; see $dir/registry.log"
+		log "$kind registry already running (pid $pid) on $addr"
 		return 0
 	fi
-	if registry_port_busy; then
-		if registry_answers; then
-			log "reusing the registry that already answers on $REGISTRY_ADDR (not started by this run dir)"
+	if registry_port_busy "$kind"; then
+		if registry_answers "$kind"; then
+			log "reusing the $kind registry that already answers on $addr (not started by this run dir)"
 			return 0
 		fi
-		die "$REGISTRY_ADDR is taken by something that is not a plain-HTTP registry; stop it (ss -ltnp 'sport = :5000')"
+		die "$addr is taken by something that is not the $kind registry; stop it (ss -ltnp 'sport = :${addr#*:}')"
 	fi
-	write_registry_config
-	log "starting registry on $REGISTRY_ADDR (storage $dir/storage)"
+	write_registry_config "$kind"
+	log "starting $kind registry on $addr (storage $dir/storage)"
 	setsid docker-registry serve "$dir/config.yml" </dev/null >>"$dir/registry.log" 2>&1 9>&- &
 	pid=$!
 	echo "$pid" >"$dir/registry.pid"
-	wait_for "$START_TIMEOUT" "$pid" "the registry to answer on $REGISTRY_ADDR" registry_answers ||
-		die "the registry exited at start; last lines of $dir/registry.log:$(printf '\n')$(tail -n 20 "$dir/registry.log")"
+	wait_for "$START_TIMEOUT" "$pid" "the $kind registry to answer on $addr" registry_answers "$kind" ||
+		die "the $kind registry exited at start; last lines of $dir/registry.log:$(printf '\n')$(tail -n 20 "$dir/registry.log")"
 }
 
+# stop_registry KIND
 stop_registry() {
 	local pid
-	if pid=$(registry_pid); then
-		log "stopping registry (pid $pid)"
-		stop_pid "$pid" "registry"
+	if pid=$(registry_pid "$1"); then
+		log "stopping $1 registry (pid $pid)"
+		stop_pid "$pid" "$1 registry"
 	fi
-	rm -f "$(registry_dir)/registry.pid"
+	rm -f "$(registry_dir "$1")/registry.pid"
 }
 
 # ---------------------------------------------------------------------------------------
@@ -329,7 +374,7 @@ image_in_registry() {
 
 images_up_to_date() {
 	local stamp name
-	stamp="$(registry_dir)/images.stamp"
+	stamp="$(registry_dir plain)/images.stamp"
 	[[ -f $stamp && $(<"$stamp") == "$(image_inputs_hash)" ]] || return 1
 	for name in "${IMAGE_NAMES[@]}"; do
 		image_in_registry "$name" || return 1
@@ -457,7 +502,52 @@ ensure_images() {
 	fi
 	log "building images"
 	build_all_images
-	image_inputs_hash >"$(registry_dir)/images.stamp"
+	image_inputs_hash >"$(registry_dir plain)/images.stamp"
+}
+
+# The private shell image (static busybox, Cmd ["/bin/sh"]) of the auth registry. Its config
+# differs from sergeant/shell's (SERGEANT_REGISTRY=auth), so it is another image to
+# containerd: removing it (CRI RemoveImage drops every name of an image) leaves shell alone.
+build_auth_image() {
+	local work="$RUN_DIR/images-auth" digest
+	rm -rf "$work"
+	mkdir -p "$work"
+	(
+		umask 022
+		make_busybox_rootfs "$work/rootfs-busybox"
+	)
+	"$SCRIPT_DIR/build-image.sh" layer "$work/rootfs-busybox" "$work/busybox.tar.gz" ||
+		die "building the busybox layer of $AUTH_IMAGE failed"
+	digest=$("$SCRIPT_DIR/build-image.sh" image --out "$work/oci" --tag "$IMAGE_TAG" \
+		--env "$IMAGE_PATH_ENV" --env SERGEANT_REGISTRY=auth --layer "$work/busybox.tar.gz" \
+		--cmd '["/bin/sh"]') || die "building $AUTH_IMAGE failed"
+	skopeo copy --quiet --insecure-policy --dest-tls-verify=false \
+		--dest-creds "$(registry_creds auth)" "oci:$work/oci:$IMAGE_TAG" "docker://$AUTH_IMAGE" >&2 ||
+		die "skopeo copy of $AUTH_IMAGE to the auth registry failed"
+	rm -rf "$work"
+	log "pushed $AUTH_IMAGE ($digest)"
+}
+
+auth_image_inputs_hash() {
+	{
+		sha256sum "$SCRIPT_DIR/build-image.sh" "$(command -v busybox)"
+		declare -f make_busybox_rootfs build_auth_image
+		echo "$AUTH_IMAGE $IMAGE_PATH_ENV"
+	} | sha256sum | cut -d' ' -f1
+}
+
+ensure_auth_image() {
+	local stamp
+	stamp="$(registry_dir auth)/images.stamp"
+	if [[ -f $stamp && $(<"$stamp") == "$(auth_image_inputs_hash)" ]] &&
+		skopeo inspect --raw --tls-verify=false --creds "$(registry_creds auth)" \
+			"docker://$AUTH_IMAGE" >/dev/null 2>&1; then
+		log "$AUTH_IMAGE already in the auth registry and up to date"
+		return 0
+	fi
+	log "building $AUTH_IMAGE"
+	build_auth_image
+	auth_image_inputs_hash >"$stamp"
 }
 
 # ---------------------------------------------------------------------------------------
@@ -703,12 +793,14 @@ write_cni_conflist() {
 EOF
 }
 
+# write_registry_hosts ADDR: the certs.d hosts.toml of a local registry. containerd reads
+# certs.d at every pull, so a new registry needs no restart.
 write_registry_hosts() {
 	cat <<EOF
 # Generated by node-env.sh: the local registry speaks plain HTTP.
-server = "http://$REGISTRY_ADDR"
+server = "http://$1"
 
-[host."http://$REGISTRY_ADDR"]
+[host."http://$1"]
   capabilities = ["pull", "resolve", "push"]
   skip_verify = true
 EOF
@@ -719,10 +811,14 @@ EOF
 write_instance_files() {
 	local name=$1 index=$2 dir new_config
 	dir=$(instance_dir "$name")
-	mkdir -p "$dir"/{root,state,runc,opt,cni/net.d,cni/ipam,"certs.d/$REGISTRY_ADDR"} "$RUN_DIR/logs"
+	mkdir -p "$dir"/{root,state,runc,opt,cni/net.d,cni/ipam,"certs.d/$REGISTRY_ADDR","certs.d/$AUTH_REGISTRY_ADDR"} \
+		"$RUN_DIR/logs"
 	echo "$index" >"$dir/index"
 	write_cni_conflist "$name" "$index" >"$dir/cni/net.d/10-sergeant.conflist"
-	write_registry_hosts >"$dir/certs.d/$REGISTRY_ADDR/hosts.toml"
+	local addr
+	for addr in "$REGISTRY_ADDR" "$AUTH_REGISTRY_ADDR"; do
+		write_registry_hosts "$addr" >"$dir/certs.d/$addr/hosts.toml"
+	done
 	new_config=$(write_containerd_config "$name")
 	if [[ ! -f $dir/containerd.toml || $(<"$dir/containerd.toml") != "$new_config" ]]; then
 		printf '%s\n' "$new_config" >"$dir/containerd.toml"
@@ -962,6 +1058,10 @@ instance_env() {
 		CONTAINERD_ENDPOINT "unix://$sock" \
 		CONTAINERD_NAMESPACE k8s.io \
 		REGISTRY "$REGISTRY_ADDR" \
+		AUTH_REGISTRY "$AUTH_REGISTRY_ADDR" \
+		AUTH_REGISTRY_USER "$AUTH_REGISTRY_USER" \
+		AUTH_REGISTRY_PASSWORD "$AUTH_REGISTRY_PASSWORD" \
+		AUTH_IMAGE "$AUTH_IMAGE" \
 		PAUSE_IMAGE "$PAUSE_IMAGE" \
 		CNI_BRIDGE "$(bridge_of_index "$index")" \
 		POD_SUBNET "$(subnet_of_index "$index")" \
@@ -1043,12 +1143,14 @@ parse_args() {
 cmd_up() {
 	require_root
 	require_tools containerd containerd-shim-runc-v2 ctr runc docker-registry skopeo gcc busybox \
-		python3 ip flock readelf ps pgrep "$CNI_BIN_DIR/bridge"
-	mkdir -p "$RUN_DIR" "$(registry_dir)"
+		python3 ip flock readelf ps pgrep htpasswd "$CNI_BIN_DIR/bridge"
+	mkdir -p "$RUN_DIR" "$(registry_dir plain)" "$(registry_dir auth)"
 	(
 		take_lock "$RUN_DIR/.lock"
-		start_registry
+		start_registry plain
 		ensure_images
+		start_registry auth
+		ensure_auth_image
 	)
 	take_lock "$RUN_DIR/.lock-$INSTANCE"
 	instance_up "$INSTANCE"
@@ -1063,7 +1165,8 @@ cmd_down() {
 		for name in $(list_instances); do
 			instance_down "$name"
 		done
-		stop_registry
+		stop_registry plain
+		stop_registry auth
 		# Bridges of instances whose directory is already gone.
 		local bridge
 		for bridge in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '$2 ~ /^sgt[0-9]+$/ { print $2 }'); do
@@ -1082,13 +1185,17 @@ cmd_env() {
 
 cmd_status() {
 	local pid name state shims mounts bridge
-	if pid=$(registry_pid); then
-		echo "registry: running (pid $pid) on $REGISTRY_ADDR, storage $(registry_dir)/storage"
-	elif registry_answers; then
-		echo "registry: a registry not started by this run dir answers on $REGISTRY_ADDR"
-	else
-		echo "registry: down"
-	fi
+	local kind addr
+	for kind in plain auth; do
+		addr=$(registry_addr "$kind")
+		if pid=$(registry_pid "$kind"); then
+			echo "$kind registry: running (pid $pid) on $addr, storage $(registry_dir "$kind")/storage"
+		elif registry_answers "$kind"; then
+			echo "$kind registry: a registry not started by this run dir answers on $addr"
+		else
+			echo "$kind registry: down"
+		fi
+	done
 	local found=false
 	for name in $(list_instances); do
 		found=true

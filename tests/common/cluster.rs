@@ -80,6 +80,19 @@ impl Cluster {
         file
     }
 
+    /// [`Cluster::node_kubeconfig`] for another API server of this cluster, at `server`
+    /// (`https://127.0.0.1:<port>`; the serving certificate covers 127.0.0.1).
+    pub fn node_kubeconfig_at(&self, node: &str, server: &str) -> PathBuf {
+        let shared = self.node_kubeconfig(node);
+        let text =
+            fs::read_to_string(&shared).unwrap_or_else(|e| panic!("{}: {e}", shared.display()));
+        let port = server.rsplit(':').next().unwrap_or(server);
+        let file = shared.with_file_name(format!("node-{node}-at-{port}.kubeconfig"));
+        fs::write(&file, text.replace(self.apiserver(), server))
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        file
+    }
+
     /// Runs kubectl as the admin; returns whether it succeeded, and its stdout (or stderr).
     pub fn kubectl(&self, args: &[&str]) -> (bool, String) {
         self.kubectl_as(&self.admin_kubeconfig(), args)

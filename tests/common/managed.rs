@@ -45,8 +45,33 @@ impl Managed {
         config: TestConfig,
         extra_args: &[&str],
     ) -> Self {
+        Self::launch(node, env, config, extra_args, None)
+    }
+
+    /// [`Managed::start_with`] with sergeant talking to another API server of the cluster, at
+    /// `server`, while the test's kubectl keeps using the shared one (same etcd, same objects).
+    pub fn start_via(
+        server: &str,
+        node: &str,
+        env: &[(&str, &str)],
+        config: TestConfig,
+        extra_args: &[&str],
+    ) -> Self {
+        Self::launch(node, env, config, extra_args, Some(server))
+    }
+
+    fn launch(
+        node: &str,
+        env: &[(&str, &str)],
+        config: TestConfig,
+        extra_args: &[&str],
+        server: Option<&str>,
+    ) -> Self {
         let cluster = Cluster::from_env();
-        let kubeconfig = cluster.node_kubeconfig(node);
+        let kubeconfig = match server {
+            Some(server) => cluster.node_kubeconfig_at(node, server),
+            None => cluster.node_kubeconfig(node),
+        };
         let kubeconfig = kubeconfig.to_string_lossy().into_owned();
         // Pods left by an interrupted run would be adopted and confuse the test.
         cluster.kubectl(&[
@@ -94,6 +119,31 @@ impl Managed {
     pub fn wait_pod(&self, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
         wait_for(&format!("{name}: {what}"), DEADLINE, || {
             self.pod(name).filter(|p| check(p))
+        })
+    }
+
+    /// The events about pod `name` (in `default`) with UID `uid` — not those of an earlier pod
+    /// of the same name — as `kubectl get events` lists them.
+    pub fn events(&self, name: &str, uid: &str) -> Vec<Value> {
+        let selector = format!("involvedObject.name={name},involvedObject.uid={uid}");
+        self.cluster
+            .get_json(&["events", "-n", "default", "--field-selector", &selector])
+            .and_then(|list| list["items"].as_array().cloned())
+            .unwrap_or_default()
+    }
+
+    /// Waits until pod `name` (`uid`) has an event with `reason` passing `check`, and returns
+    /// it.
+    pub fn wait_event(
+        &self,
+        (name, uid): (&str, &str),
+        reason: &str,
+        check: impl Fn(&Value) -> bool,
+    ) -> Value {
+        wait_for(&format!("{name}: a {reason} event"), DEADLINE, || {
+            self.events(name, uid)
+                .into_iter()
+                .find(|e| e["reason"] == reason && check(e))
         })
     }
 

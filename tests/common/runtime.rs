@@ -65,6 +65,15 @@ impl Runtime {
             .expect("sandboxes listed")
     }
 
+    /// Removes image `image`, so the next container that uses it needs a real pull. CRI
+    /// removes the image behind the name, with every other name it has. Removing a missing
+    /// image succeeds.
+    pub fn remove_image(&self, image: &str) {
+        self.tokio
+            .block_on(self.client.remove_image(image))
+            .unwrap_or_else(|e| panic!("removing image {image}: {e}"));
+    }
+
     /// The status of container `id`.
     pub fn container_status(&self, id: &str) -> ContainerStatus {
         self.tokio

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Shared by up.sh and down.sh: run-dir parsing, process bookkeeping, polling with deadlines.
+# Shared by up.sh, down.sh and apiserver.sh: run-dir parsing, process bookkeeping, polling with
+# deadlines, and the kube-apiserver flag list.
 # Every process is started through start_proc, which records its pid in RUN/pids/NAME.pid and
 # its output in RUN/logs/NAME.log; stop_proc only signals a pid whose command line still names
 # the run directory, so a recycled pid is never hit.
@@ -109,3 +110,49 @@ wait_until() {
 
 # Is something already listening on 127.0.0.1:PORT?
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# cp_extra_words VAR: the words of the extra-args variable VAR (e.g. CP_APISERVER_ARGS), one
+# per line (word-split).
+cp_extra_words() {
+    local v=$1 w
+    # shellcheck disable=SC2086
+    for w in ${!v:-}; do printf '%s\n' "$w"; done
+}
+
+# cp_apiserver_flags PKI_DIR PORT ETCD_URL: sets the array cp_apiserver_flags to the flags of a
+# kube-apiserver of this control plane serving on 127.0.0.1:PORT, plus $CP_FEATURE_GATES and
+# $CP_APISERVER_ARGS. up.sh starts its apiserver with them and apiserver.sh a second one, so the
+# two cannot drift apart.
+cp_apiserver_flags() {
+    local pki=$1 port=$2 etcd_url=$3 more
+    cp_apiserver_flags=(
+        --bind-address=127.0.0.1
+        --advertise-address=127.0.0.1
+        "--secure-port=$port"
+        "--etcd-servers=$etcd_url"
+        --endpoint-reconciler-type=none
+        "--tls-cert-file=$pki/apiserver.crt"
+        "--tls-private-key-file=$pki/apiserver.key"
+        "--client-ca-file=$pki/ca.crt"
+        "--kubelet-client-certificate=$pki/apiserver-kubelet-client.crt"
+        "--kubelet-client-key=$pki/apiserver-kubelet-client.key"
+        "--kubelet-preferred-address-types=InternalIP,Hostname,ExternalIP"
+        "--authorization-mode=Node,RBAC"
+        "--enable-admission-plugins=NodeRestriction,ServiceAccount"
+        --allow-privileged=true
+        --service-cluster-ip-range=10.96.0.0/16
+        --service-account-issuer=https://kubernetes.default.svc.cluster.local
+        "--service-account-key-file=$pki/sa.pub"
+        "--service-account-signing-key-file=$pki/sa.key"
+        "--requestheader-client-ca-file=$pki/front-proxy-ca.crt"
+        --requestheader-allowed-names=front-proxy-client
+        --requestheader-username-headers=X-Remote-User
+        --requestheader-group-headers=X-Remote-Group
+        --requestheader-extra-headers-prefix=X-Remote-Extra-
+        "--proxy-client-cert-file=$pki/front-proxy-client.crt"
+        "--proxy-client-key-file=$pki/front-proxy-client.key"
+    )
+    [ -z "${CP_FEATURE_GATES:-}" ] || cp_apiserver_flags+=("--feature-gates=$CP_FEATURE_GATES")
+    mapfile -t more < <(cp_extra_words CP_APISERVER_ARGS)
+    cp_apiserver_flags+=("${more[@]}")
+}

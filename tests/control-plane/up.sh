@@ -105,11 +105,6 @@ mkdir -p "$run/logs" "$run/pids"
 
 gates=()
 [ -z "${CP_FEATURE_GATES:-}" ] || gates=("--feature-gates=$CP_FEATURE_GATES")
-extra() { # prints the words of an extra-args variable, one per line
-    local v=$1 w
-    # shellcheck disable=SC2086
-    for w in ${!v:-}; do printf '%s\n' "$w"; done
-}
 
 # --- etcd ---------------------------------------------------------------------------------
 etcd_args=(
@@ -123,43 +118,15 @@ etcd_args=(
     --log-level=warn
 )
 [ "${CP_ETCD_FSYNC:-0}" = 1 ] || etcd_args+=(--unsafe-no-fsync)
-mapfile -t more < <(extra CP_ETCD_ARGS); etcd_args+=("${more[@]}")
+mapfile -t more < <(cp_extra_words CP_ETCD_ARGS); etcd_args+=("${more[@]}")
 started=1
 start_proc etcd "$bin/etcd" "${etcd_args[@]}"
 wait_until etcd "$timeout" "etcd healthy" \
     sh -c "curl -sS --fail --max-time 2 '$etcd_url/health' | grep -q '\"health\":\"true\"'"
 
 # --- kube-apiserver -----------------------------------------------------------------------
-apiserver_args=(
-    --bind-address=127.0.0.1
-    --advertise-address=127.0.0.1
-    "--secure-port=$apiserver_port"
-    "--etcd-servers=$etcd_url"
-    --endpoint-reconciler-type=none
-    "--tls-cert-file=$pki/apiserver.crt"
-    "--tls-private-key-file=$pki/apiserver.key"
-    "--client-ca-file=$pki/ca.crt"
-    "--kubelet-client-certificate=$pki/apiserver-kubelet-client.crt"
-    "--kubelet-client-key=$pki/apiserver-kubelet-client.key"
-    "--kubelet-preferred-address-types=InternalIP,Hostname,ExternalIP"
-    "--authorization-mode=Node,RBAC"
-    "--enable-admission-plugins=NodeRestriction,ServiceAccount"
-    --allow-privileged=true
-    --service-cluster-ip-range=10.96.0.0/16
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local
-    "--service-account-key-file=$pki/sa.pub"
-    "--service-account-signing-key-file=$pki/sa.key"
-    "--requestheader-client-ca-file=$pki/front-proxy-ca.crt"
-    --requestheader-allowed-names=front-proxy-client
-    --requestheader-username-headers=X-Remote-User
-    --requestheader-group-headers=X-Remote-Group
-    --requestheader-extra-headers-prefix=X-Remote-Extra-
-    "--proxy-client-cert-file=$pki/front-proxy-client.crt"
-    "--proxy-client-key-file=$pki/front-proxy-client.key"
-    "${gates[@]}"
-)
-mapfile -t more < <(extra CP_APISERVER_ARGS); apiserver_args+=("${more[@]}")
-start_proc kube-apiserver "$bin/kube-apiserver" "${apiserver_args[@]}"
+cp_apiserver_flags "$pki" "$apiserver_port" "$etcd_url"
+start_proc kube-apiserver "$bin/kube-apiserver" "${cp_apiserver_flags[@]}"
 wait_until kube-apiserver "$timeout" "kube-apiserver /readyz ok" readyz_ok
 
 # --- kube-controller-manager and kube-scheduler -------------------------------------------
@@ -179,7 +146,7 @@ cm_args=(
     --service-cluster-ip-range=10.96.0.0/16
     "${gates[@]}"
 )
-mapfile -t more < <(extra CP_CONTROLLER_MANAGER_ARGS); cm_args+=("${more[@]}")
+mapfile -t more < <(cp_extra_words CP_CONTROLLER_MANAGER_ARGS); cm_args+=("${more[@]}")
 start_proc kube-controller-manager "$bin/kube-controller-manager" "${cm_args[@]}"
 
 sched_args=(
@@ -191,7 +158,7 @@ sched_args=(
     --leader-elect=false
     "${gates[@]}"
 )
-mapfile -t more < <(extra CP_SCHEDULER_ARGS); sched_args+=("${more[@]}")
+mapfile -t more < <(cp_extra_words CP_SCHEDULER_ARGS); sched_args+=("${more[@]}")
 start_proc kube-scheduler "$bin/kube-scheduler" "${sched_args[@]}"
 
 # Their serving certs are self-signed in memory, hence -k (loopback only).

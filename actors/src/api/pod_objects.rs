@@ -1,7 +1,7 @@
-//! Reading what a pod refers to from the API server — its config maps, secrets and service
-//! account tokens — with the node's own credentials, into the [`PodObjects`] the pure pod
-//! builders take. A read that fails is recorded, so only the volume or container that needs
-//! the object waits.
+//! Reading what a pod refers to from the API server — its config maps, secrets (with their
+//! types, which pull secrets are read by) and service account tokens — with the node's own
+//! credentials, into the [`PodObjects`] the pure pod builders take. A read that fails is
+//! recorded, so only the volume or container that needs the object waits.
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::{Api, Client};
@@ -19,7 +19,11 @@ pub async fn fetch_pod_objects(client: &Client, pod: &Pod, tokens: &mut TokenCac
     let mut objects = PodObjects::managed();
     for (kind, name) in &refs.objects {
         match read(client, namespace, *kind, name).await {
-            Ok(data) => objects.insert(*kind, name, data),
+            Ok(Some((data, Some(secret_type)))) => {
+                objects.insert_secret_type(name, secret_type);
+                objects.insert(*kind, name, Some(data));
+            }
+            Ok(found) => objects.insert(*kind, name, found.map(|(data, _)| data)),
             Err(reason) => objects.insert_failure(*kind, name, reason),
         }
     }
@@ -36,31 +40,32 @@ pub async fn fetch_pod_objects(client: &Client, pod: &Pod, tokens: &mut TokenCac
     objects
 }
 
-/// The keys of one object; `None` when it does not exist.
+/// The keys of one object and, for a secret, its type; `None` when it does not exist.
 async fn read(
     client: &Client,
     namespace: &str,
     kind: ObjectKind,
     name: &str,
-) -> Result<Option<ObjectData>, String> {
+) -> Result<Option<(ObjectData, Option<String>)>, String> {
     let failed = |e: kube::Error| format!("reading {} {namespace}/{name}: {e}", kind.noun());
     Ok(match kind {
         ObjectKind::ConfigMap => Api::<ConfigMap>::namespaced(client.clone(), namespace)
             .get_opt(name)
             .await
             .map_err(failed)?
-            .map(config_map_data),
+            .map(|config_map| (config_map_data(config_map), None)),
         ObjectKind::Secret => Api::<Secret>::namespaced(client.clone(), namespace)
             .get_opt(name)
             .await
             .map_err(failed)?
             .map(|secret| {
-                secret
+                let data = secret
                     .data
                     .into_iter()
                     .flatten()
                     .map(|(key, value)| (key, value.0))
-                    .collect()
+                    .collect();
+                (data, secret.type_)
             }),
     })
 }

@@ -22,7 +22,7 @@ pub use duration::go_millis;
 pub use inbox::Inbox;
 pub use record::{reason, EventType, Involved, Record};
 pub use recorder::EventRecorder;
-pub use scope::container_event;
+pub use scope::{container_event, pod_event};
 pub use sink::{channel, EventSink, PodEvents};
 
 use kube::Client;

@@ -48,6 +48,10 @@ pub mod reason {
     pub const FAILED_POST_START_HOOK: &str = "FailedPostStartHook";
     /// A preStop hook failed.
     pub const FAILED_PRE_STOP_HOOK: &str = "FailedPreStopHook";
+    /// A volume could not be set up (or updated) for the pod.
+    pub const FAILED_MOUNT: &str = "FailedMount";
+    /// Some image pull secrets of the pod could not be read; pulls go on without them.
+    pub const FAILED_TO_RETRIEVE_IMAGE_PULL_SECRET: &str = "FailedToRetrieveImagePullSecret";
 }
 
 /// The object an event is about: a pod, or one of its containers (`field_path`).

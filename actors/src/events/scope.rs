@@ -1,5 +1,5 @@
 //! The pod whose work is running, for the code deep in a sync or a termination (pulling,
-//! starting, stopping a container) that emits events without every function on the way
+//! starting, stopping a container, setting up a volume) that emits events without every function on the way
 //! passing a recorder along: the pod actor runs that work inside [`PodEvents::scope`], the way
 //! it runs inside the pod's tracing span. Outside a scope (a unit test, say), nothing is
 //! emitted.
@@ -26,6 +26,11 @@ pub fn container_event(container: &str, kind: EventType, reason: &'static str, m
     let _ = CURRENT.try_with(|events| events.container(container, kind, reason, message));
 }
 
+/// Emits an event about the pod whose work is running as a whole, if any.
+pub fn pod_event(kind: EventType, reason: &'static str, message: String) {
+    let _ = CURRENT.try_with(|events| events.pod(kind, reason, message));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,12 +47,19 @@ mod tests {
         events
             .scope(async {
                 container_event("c", EventType::Normal, "Started", "here".to_owned());
+                pod_event(EventType::Warning, "FailedMount", "the pod".to_owned());
             })
             .await;
         let got = futures::StreamExt::next(&mut lease).await.unwrap();
         assert_eq!(
             (got.object.name.as_str(), got.message.as_str()),
             ("web", "here")
+        );
+        assert_eq!(got.object.field_path.as_deref(), Some("spec.containers{c}"));
+        let got = futures::StreamExt::next(&mut lease).await.unwrap();
+        assert_eq!(
+            (got.object.field_path, got.kind, got.message.as_str()),
+            (None, EventType::Warning, "the pod")
         );
     }
 }

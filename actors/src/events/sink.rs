@@ -106,6 +106,15 @@ impl PodEvents {
             field_path: Some(format!("spec.{list}{{{container}}}")),
             ..self.pod.clone()
         };
+        self.emit(object, kind, reason, message);
+    }
+
+    /// An event about the pod as a whole (a volume it cannot get, say).
+    pub fn pod(&self, kind: EventType, reason: &'static str, message: String) {
+        self.emit(self.pod.clone(), kind, reason, message);
+    }
+
+    fn emit(&self, object: Involved, kind: EventType, reason: &'static str, message: String) {
         self.sink.emit(Record {
             object,
             kind,

@@ -99,9 +99,9 @@ pub async fn stop_pod(
 }
 
 /// Kills one container of the running pod `uid` — its preStop hook, then a stop within
-/// `grace` — as a failed liveness or startup probe asks, `why` being the Killing event's
-/// message; the pod's sync restarts it per its restart policy. A container already gone is
-/// fine.
+/// `grace` — as a failed liveness or startup probe or a changed definition asks, `why` being
+/// the Killing event's message; the pod's sync then starts it again (per the restart policy
+/// after a probe, always after a changed definition). A container already gone is fine.
 ///
 /// # Errors
 /// The runtime failure.
@@ -192,6 +192,13 @@ async fn stop_container(
         Ok(_) | Err(sergeant_messages::runtime_error::RuntimeError::NotFound { .. }) => Ok(()),
         Err(err) => Err(err.to_string()),
     }
+}
+
+/// The grace period of a container kill the pod's spec asks for (a changed definition): the
+/// pod's `terminationGracePeriodSeconds`, or 30 s.
+#[must_use]
+pub fn pod_grace(pod: &Pod) -> Duration {
+    grace_of(Some(pod), &[])
 }
 
 /// The grace period: the pod's, or the one recorded on its containers, or 30 s.

@@ -35,6 +35,16 @@ impl ObservedContainer {
             .unwrap_or(cri::ContainerState::ContainerUnknown)
     }
 
+    /// The hash of the container spec it was created from (`io.kubernetes.container.hash`),
+    /// to tell a container whose spec changed since.
+    #[must_use]
+    pub fn spec_hash(&self) -> Option<&str> {
+        self.status
+            .annotations
+            .get(labels::CONTAINER_HASH)
+            .map(String::as_str)
+    }
+
     /// The restart count recorded when it was created.
     #[must_use]
     pub fn restart_count(&self) -> u32 {

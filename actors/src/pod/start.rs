@@ -8,6 +8,7 @@ use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
 
 use super::backoff::{Backoff, BackoffPolicy};
+use super::credentials;
 use super::hooks;
 use super::spec::{self, ContainerKind, NodeContext};
 use super::status::Waiting;
@@ -36,8 +37,9 @@ pub struct StartRequest {
     pub sandbox_config: cri::PodSandboxConfig,
     /// How many times it was restarted before.
     pub restart_count: u32,
-    /// The sandbox's IP, for `status.podIP` references in the environment.
-    pub pod_ip: Option<String>,
+    /// The sandbox's IPs, primary first: `status.podIP` references in the environment read the
+    /// first, the managed `/etc/hosts` maps all of them to the pod's name.
+    pub pod_ips: Vec<String>,
     /// The config maps and secrets the environment reads, fetched by the sync.
     pub objects: Arc<spec::PodObjects>,
 }
@@ -86,7 +88,7 @@ pub async fn start_container(
         request.restart_count,
         node,
         plan,
-        request.pod_ip.as_deref(),
+        request.pod_ips.first().map(String::as_str),
         &request.objects,
     )
     .map_err(|e| waiting(name, "CreateContainerConfigError", e.to_string()))?;
@@ -126,7 +128,7 @@ pub async fn start_container(
         let target = super::target::ContainerTarget {
             container_id: &container_id,
             container: &request.container,
-            pod_ip: request.pod_ip.as_deref(),
+            pod_ip: request.pod_ips.first().map(String::as_str),
         };
         if let Err(message) = hooks::run(port, &target, handler, hooks::DEFAULT_HOOK_TIMEOUT).await
         {
@@ -146,19 +148,23 @@ pub async fn start_container(
     Ok(())
 }
 
-/// Creates the container's log directory and termination-message file on the node.
+/// Creates the container's log directory and termination-message file on the node, and
+/// brings the pod's managed `/etc/hosts` up to date with the sandbox's IPs (the sandbox exists:
+/// its IPs are known).
 async fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), Waiting> {
     let name = request.container.name.as_str();
-    let (pod, container, restart_count, node) = (
+    let (pod, container, restart_count, pod_ips, node) = (
         Arc::clone(&request.pod),
         request.container.clone(),
         request.restart_count,
+        request.pod_ips.clone(),
         node.clone(),
     );
     tokio::task::spawn_blocking(move || -> Result<(), String> {
         spec::prepare_container_log_dir(&pod, &container.name, &node).map_err(|e| e.to_string())?;
         spec::prepare_termination_log(&pod, &container, restart_count, &node)
             .map_err(|e| e.to_string())?;
+        spec::prepare_hosts_file(&pod, &pod_ips, &node).map_err(|e| e.to_string())?;
         Ok(())
     })
     .await
@@ -219,13 +225,14 @@ async fn ensure_image(
         format!("Pulling image \"{image}\""),
     );
     let started = Instant::now();
-    match port
-        .call(cri::PullImageRequest {
-            image: Some(image_spec(image)),
-            auth: None,
-            sandbox_config: Some(request.sandbox_config.clone()),
-        })
-        .await
+    match credentials::pull_image(
+        port,
+        &image_spec(image),
+        &request.sandbox_config,
+        &request.pod,
+        &request.objects,
+    )
+    .await
     {
         Ok(_) => {
             let pulled_in = started.elapsed();
@@ -244,7 +251,7 @@ async fn ensure_image(
             pulls.restarted(image, std::time::Duration::ZERO, now, PULL_BACKOFF);
             let message = format!("Failed to pull image \"{image}\": {err}");
             container_event(name, Warning, reason::FAILED, message);
-            Err(waiting(name, "ErrImagePull", err.to_string()))
+            Err(waiting(name, "ErrImagePull", err))
         }
     }
 }

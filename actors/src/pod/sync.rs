@@ -1,6 +1,7 @@
 //! One level-triggered sync of a pod: compare the whole spec with everything the runtime shows
 //! and act on the difference — sandbox, then init containers in order, sidecars, then app
-//! containers — and report what the pod looks like afterwards.
+//! containers, replacing running ones whose definition changed — and report what the pod
+//! looks like afterwards.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,10 +11,11 @@ use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
 
 use super::backoff::{Backoff, BackoffPolicy};
-use super::observe::{observe, PodRuntime};
+use super::kill::{self, kill_container};
+use super::observe::{observe, ObservedContainer, PodRuntime};
 use super::spec::{self, ContainerKind, NodeContext, PodObjects};
 use super::start::{start_container, StartRequest};
-use super::status::Waiting;
+use super::status::{sandbox_ips, Waiting};
 use super::termination::read_messages;
 use super::volumes::{self, Payload, VolumeError, VolumePlan};
 use crate::api::{fetch_pod_objects, TokenCache};
@@ -159,7 +161,11 @@ async fn reconcile(
     let Some(sandbox_id) = runtime.ready_sandbox().map(|s| s.id.clone()) else {
         return Err("the new sandbox is not ready".to_owned());
     };
-    let pod_ip = runtime.pod_ip();
+    let pod_ips = runtime
+        .sandbox_status
+        .as_ref()
+        .map(sandbox_ips)
+        .unwrap_or_default();
     let request = |container: &Container, kind: ContainerKind| StartRequest {
         pod: Arc::clone(&pod),
         container: container.clone(),
@@ -169,7 +175,7 @@ async fn reconcile(
         restart_count: runtime
             .latest_anywhere(&container.name)
             .map_or(0, |c| c.restart_count() + 1),
-        pod_ip: pod_ip.clone(),
+        pod_ips: pod_ips.clone(),
         objects: Arc::clone(&objects),
     };
     let never = pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) == Some("Never");
@@ -207,6 +213,9 @@ async fn reconcile(
                 if kind == ContainerKind::Init {
                     Step::Wait
                 } else {
+                    if let Some(running) = latest.filter(|c| definition_changed(c, container)) {
+                        replace(input, running, request(container, kind), &plan, waiting).await?;
+                    }
                     Step::Next
                 }
             }
@@ -335,11 +344,57 @@ async fn start_sandbox(
     Ok(())
 }
 
+/// Whether the running container was created from another spec than `spec` (the hash
+/// recorded on it differs), as after an image update. A container without a recorded hash was
+/// not made by sergeant's sync and is left alone.
+fn definition_changed(running: &ObservedContainer, spec: &Container) -> bool {
+    running
+        .spec_hash()
+        .is_some_and(|hash| hash != spec::container_hash(spec))
+}
+
+/// Replaces a running container whose definition changed, as upstream does whatever the
+/// restart policy and without back-off: a graceful kill (its preStop hook, the pod's grace
+/// period, a Killing event saying why), then a start from the new spec, its restart count one
+/// more.
+///
+/// # Errors
+/// The runtime's failure to stop it; the sync is retried.
+async fn replace(
+    input: &mut SyncInput,
+    running: &ObservedContainer,
+    request: StartRequest,
+    plan: &VolumePlan,
+    waiting: &mut BTreeMap<String, Waiting>,
+) -> Result<(), String> {
+    let name = request.container.name.clone();
+    let why = match request.kind {
+        ContainerKind::Regular => format!("Container {name} definition changed, will be restarted"),
+        ContainerKind::Init | ContainerKind::Sidecar => {
+            format!("Init container {name} definition changed")
+        }
+    };
+    tracing::info!(container = name, id = running.status.id, "{why}");
+    let pod = Arc::clone(&request.pod);
+    let grace = kill::pod_grace(&pod);
+    kill_container(
+        &input.port,
+        uid(&pod),
+        &running.status.id,
+        &pod,
+        grace,
+        &why,
+    )
+    .await?;
+    run(input, request, plan, waiting).await;
+    Ok(())
+}
+
 /// Restarts an exited container unless it is in back-off.
 async fn restart_after_backoff(
     input: &mut SyncInput,
     request: StartRequest,
-    exited: Option<&super::observe::ObservedContainer>,
+    exited: Option<&ObservedContainer>,
     plan: &VolumePlan,
     waiting: &mut BTreeMap<String, Waiting>,
 ) {
@@ -417,5 +472,39 @@ fn go_duration(duration: Duration) -> String {
         format!("{}m{}s", secs / 60, secs % 60)
     } else {
         format!("{secs}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pod::labels;
+
+    fn observed(hash: Option<String>) -> ObservedContainer {
+        ObservedContainer {
+            sandbox_id: "s".to_owned(),
+            status: cri::ContainerStatus {
+                annotations: hash
+                    .map(|h| (labels::CONTAINER_HASH.to_owned(), h))
+                    .into_iter()
+                    .collect(),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_container_is_replaced_only_when_its_recorded_hash_differs() {
+        let spec = Container {
+            name: "app".to_owned(),
+            image: Some("app:1".to_owned()),
+            ..Default::default()
+        };
+        let mut updated = spec.clone();
+        updated.image = Some("app:2".to_owned());
+        let running = observed(Some(spec::container_hash(&spec)));
+        assert!(!definition_changed(&running, &spec));
+        assert!(definition_changed(&running, &updated));
+        assert!(!definition_changed(&observed(None), &updated));
     }
 }

@@ -1,6 +1,7 @@
 //! The pod actor (`pod/<namespace>/<name>`): owns one pod on the node and keeps the runtime in
-//! line with its spec. PLEG events, back-off timers, spec changes and a periodic resync only
-//! trigger a sync; each sync compares the whole spec with the whole runtime state.
+//! line with its spec. PLEG events, back-off timers, spec changes ([`UpdatePod`]) and a
+//! periodic resync only trigger a sync; each sync compares the whole spec with the whole
+//! runtime state.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -14,7 +15,7 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::PodKey;
 
 use super::backoff::{Backoff, BackoffPolicy};
-use super::kill::{kill_container, kill_pod, stop_pod};
+use super::kill::{kill_container, kill_pod, pod_grace, stop_pod};
 use super::probe::{ProbeDeps, ProbeKind, ProbeResult, ProbeSet};
 use super::report;
 use super::spec::NodeContext;
@@ -149,6 +150,15 @@ impl PodWorker {
 
     fn past_deadline(&self) -> bool {
         self.deadline().is_some_and(|at| at <= SystemTime::now())
+    }
+
+    /// Syncs when the pod's active deadline runs out. A timer of an earlier deadline that
+    /// fires anyway only brings a sync forward.
+    fn watch_deadline(&mut self, ctx: &mut Context<Self>) {
+        if let Some(at) = self.deadline() {
+            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
+            ctx.run_later(left, |act, ctx| act.trigger(ctx));
+        }
     }
 
     /// Stops every container and the sandbox of a pod that failed as a whole, then syncs,
@@ -345,9 +355,37 @@ impl Actor for PodWorker {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        if let Some(at) = self.deadline() {
-            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
-            ctx.run_later(left, |act, ctx| act.trigger(ctx));
+        self.watch_deadline(ctx);
+        self.trigger(ctx);
+    }
+}
+
+/// The pod changed in its source while it runs (an image, `activeDeadlineSeconds`, labels or
+/// annotations): it becomes the desired pod, and a sync acts on the difference — replacing
+/// containers whose definition changed, stopping the pod past a new deadline, rewriting
+/// downwardAPI files.
+#[derive(Debug, Clone)]
+pub struct UpdatePod {
+    /// The pod as its source now has it.
+    pub pod: Arc<Pod>,
+}
+
+impl Message for UpdatePod {
+    type Result = ();
+}
+
+impl Handler<UpdatePod> for PodWorker {
+    type Result = ();
+
+    fn handle(&mut self, update: UpdatePod, ctx: &mut Context<Self>) {
+        if self.terminating.is_some() {
+            return;
+        }
+        let deadline = self.deadline();
+        self.pod = Some(update.pod);
+        if self.deadline() != deadline {
+            tracing::info!(pod = %self.key, "active deadline changed");
+            self.watch_deadline(ctx);
         }
         self.trigger(ctx);
     }
@@ -454,8 +492,8 @@ fn kill_grace(pod: &Pod, result: &ProbeResult) -> Duration {
         .find(|c| c.name == result.container)
         .and_then(|c| result.kind.of(c))
         .and_then(|p| p.termination_grace_period_seconds);
-    let seconds = probe_grace
-        .or_else(|| spec.and_then(|s| s.termination_grace_period_seconds))
-        .unwrap_or(30);
-    Duration::from_secs(u64::try_from(seconds).unwrap_or(0))
+    probe_grace.map_or_else(
+        || pod_grace(pod),
+        |seconds| Duration::from_secs(u64::try_from(seconds).unwrap_or(0)),
+    )
 }

@@ -11,6 +11,7 @@ use sergeant_messages::runtime::cri;
 use tokio::sync::watch;
 
 use super::admission::{admit, Capacity, Rejection};
+use super::update::changed;
 use crate::allocatable::NodeResources;
 use crate::config_feed::ConfigState;
 use crate::events::EventSink;
@@ -20,7 +21,7 @@ use crate::pod::backoff::BackoffPolicy;
 use crate::pod::labels;
 use crate::pod::report;
 use crate::pod::spec::NodeContext;
-use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, WorkerDeps};
+use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, UpdatePod, WorkerDeps};
 use crate::runtime::RuntimePort;
 use crate::sources::api_pod::is_api_pod;
 use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
@@ -140,7 +141,19 @@ impl PodManager {
                         grace: deletion_grace(pod),
                     });
                 }
-                Some(_) => {}
+                Some(pod) => {
+                    if worker
+                        .pod
+                        .as_ref()
+                        .is_some_and(|running| changed(running, pod))
+                    {
+                        tracing::info!(pod = %worker.key, "changed in its source, updating its pod actor");
+                        worker.pod = Some(Arc::clone(pod));
+                        worker.addr.do_send(UpdatePod {
+                            pod: Arc::clone(pod),
+                        });
+                    }
+                }
             }
         }
         self.rejected.retain(|uid, _| desired.contains_key(uid));

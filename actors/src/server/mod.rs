@@ -99,6 +99,8 @@ impl Server {
                 cert_dir: config.command_line.root_dir.join("pki"),
                 node_name: config.node_name().map_err(|e| e.to_string())?,
                 node_ip: config.command_line.node_ip,
+                min_version: kubelet.tls_min_version,
+                cipher_suites: kubelet.tls_cipher_suites.clone(),
             };
             let router = routes::router(Endpoints::Authenticated, self.deps.clone());
             self.tasks.push(secure::serve(

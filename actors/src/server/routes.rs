@@ -55,8 +55,7 @@ pub(super) fn router(endpoints: Endpoints, deps: ServerDeps) -> Router {
             .route("/debug/supervision", get(supervision))
             .route("/debug/config", get(config))
             .route("/debug/sources", get(sources))
-            .route("/stats/summary", api::stats_summary())
-            .route("/metrics/resource", api::metrics_resource())
+            .merge(api::stats_routes())
     };
     match endpoints {
         Endpoints::Healthz => Router::new().route("/healthz", get(healthz)),

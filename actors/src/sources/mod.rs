@@ -18,7 +18,7 @@ mod error;
 mod fields;
 mod file;
 mod manifest;
-mod names;
+pub(crate) mod names;
 mod static_pod;
 mod validate;
 

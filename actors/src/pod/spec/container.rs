@@ -12,6 +12,7 @@ use super::env::{container_env, EnvSources};
 use super::error::SpecError;
 use super::expand::expand;
 use super::hash::container_hash;
+use super::hosts::managed_hosts_path;
 use super::identity::PodIdentity;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
 use super::node::NodeContext;
@@ -54,7 +55,8 @@ impl ContainerKind {
 /// the sandbox's address, which env `fieldRef: status.podIP` needs; pass `None` when it is not
 /// known (such a reference then fails with a precise error). `objects` holds the config maps
 /// and secrets the environment reads, fetched beforehand. Mounts the termination-log file
-/// that [`super::prepare_termination_log`] creates. Pure: no I/O.
+/// that [`super::prepare_termination_log`] creates and the hosts file of
+/// [`super::prepare_hosts_file`]. Pure: no I/O.
 ///
 /// # Errors
 ///
@@ -108,7 +110,16 @@ pub fn container_config(
         )),
         None => None,
     };
-    let mounts = container_mounts(&id, container, &field, volumes, &values, termination_log)?;
+    let etc_hosts = managed_hosts_path(pod, &id, node, pod_ip.is_some());
+    let mounts = container_mounts(
+        &id,
+        container,
+        &field,
+        volumes,
+        &values,
+        termination_log,
+        etc_hosts,
+    )?;
     let amounts = container_amounts(&id.display, &field, container)?;
     let mut container_labels = identity_labels(&id, node);
     container_labels.insert(labels::CONTAINER_NAME.to_string(), container.name.clone());

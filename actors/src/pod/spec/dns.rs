@@ -1,6 +1,7 @@
 //! The pod's resolver configuration from its `dnsPolicy` and `dnsConfig`: cluster DNS, the
-//! host's resolv.conf, or only what the pod says.
+//! host's resolv.conf, or only what the pod says, cut to what resolvers accept.
 
+use std::net::IpAddr;
 use std::path::Path;
 
 use sergeant_messages::pods::core::{Pod, PodDNSConfig};
@@ -14,6 +15,10 @@ use super::node::NodeContext;
 const MAX_NAMESERVERS: usize = 3;
 /// Most search domains a resolver takes; more are dropped.
 const MAX_SEARCHES: usize = 32;
+/// Longest search line (domains joined by blanks); domains are dropped from its end to fit.
+const MAX_SEARCH_LINE: usize = 2048;
+/// Longest search domain; longer ones make some resolvers abort, so they are dropped.
+const MAX_SEARCH_DOMAIN: usize = 253;
 /// How many dots make a name absolute for cluster-first pods.
 const CLUSTER_NDOTS: &str = "ndots:5";
 
@@ -46,15 +51,52 @@ pub(crate) fn dns_config(
     } else if cluster && !node.cluster_dns.is_empty() {
         let host = host_resolv_conf(&node.resolv_conf, id)?;
         cluster_config(node, &id.namespace, host.searches)
+    } else if node.resolv_conf.as_os_str().is_empty() {
+        local_resolver(node)
     } else {
         host_resolv_conf(&node.resolv_conf, id)?
     };
     if let Some(extra) = spec.and_then(|s| s.dns_config.as_ref()) {
         merge(&mut config, extra);
     }
+    fit_limits(&mut config, id);
+    Ok(config)
+}
+
+/// The host resolver of a node configured without a resolv.conf: the node's own loopback
+/// address and an empty search path, so the runtime does not fall back to its own host file
+/// and lookups stay on the node, as upstream does.
+fn local_resolver(node: &NodeContext) -> DnsConfig {
+    let loopback = match node.node_ip {
+        Some(IpAddr::V6(_)) => "::1",
+        _ => "127.0.0.1",
+    };
+    DnsConfig {
+        servers: vec![loopback.to_string()],
+        searches: vec![".".to_string()],
+        options: Vec::new(),
+    }
+}
+
+/// Cuts the servers to [`MAX_NAMESERVERS`] and the search path to [`MAX_SEARCHES`] domains of
+/// at most [`MAX_SEARCH_DOMAIN`] characters in a line of at most [`MAX_SEARCH_LINE`], warning
+/// when something is left out.
+fn fit_limits(config: &mut DnsConfig, id: &PodIdentity) {
+    let (servers, searches) = (config.servers.len(), config.searches.len());
     config.servers.truncate(MAX_NAMESERVERS);
     config.searches.truncate(MAX_SEARCHES);
-    Ok(config)
+    config.searches.retain(|s| s.len() <= MAX_SEARCH_DOMAIN);
+    while config.searches.iter().map(|s| s.len() + 1).sum::<usize>() > MAX_SEARCH_LINE + 1 {
+        config.searches.pop();
+    }
+    if servers != config.servers.len() || searches != config.searches.len() {
+        tracing::warn!(
+            pod = %id.display,
+            servers = %config.servers.join(" "),
+            searches = %config.searches.join(" "),
+            "DNS limits exceeded: some name servers or search domains were left out"
+        );
+    }
 }
 
 /// Cluster DNS servers, the namespace's service domains before the host's search path, and
@@ -127,8 +169,13 @@ fn parse_resolv_conf(text: &str) -> DnsConfig {
         match words.next() {
             Some("nameserver") => config.servers.extend(words.next().map(String::from)),
             // The last search or domain line wins, as in the C resolver.
+            // A trailing dot is dropped so one domain counts once against the limits.
             Some("search") => {
-                config.searches = words.map(String::from).collect();
+                config.searches = words
+                    .map(|w| w.strip_suffix('.').unwrap_or(w))
+                    .filter(|w| !w.is_empty())
+                    .map(String::from)
+                    .collect();
                 domain = None;
             }
             Some("domain") => {
@@ -148,6 +195,7 @@ mod tests {
     use super::*;
     use crate::pod::spec::test_pods::{node, pod_with};
     use sergeant_messages::pods::core::PodDNSConfigOption;
+    use std::path::PathBuf;
 
     const HOST: &str = "# host\nnameserver 192.0.2.53\nsearch corp.example lab.example\noptions rotate timeout:2\n";
 
@@ -243,5 +291,43 @@ mod tests {
         let parsed = parse_resolv_conf("domain x.example\nnameserver a\nnameserver b ; c\n");
         assert_eq!(parsed.searches, vec!["x.example"]);
         assert_eq!(parsed.servers, vec!["a", "b"]);
+        let parsed = parse_resolv_conf("search a.example. . b.example\n");
+        assert_eq!(parsed.searches, vec!["a.example", "b.example"]);
+    }
+
+    #[test]
+    fn without_a_resolv_conf_host_lookups_stay_on_the_node() {
+        let (_dir, pod, mut node) = setup(Some("Default"), false);
+        node.resolv_conf = PathBuf::new();
+        let dns = config(&pod, &node).unwrap();
+        assert_eq!(dns.servers, vec!["127.0.0.1"]);
+        assert_eq!(dns.searches, vec!["."]);
+        node.node_ip = Some("2001:db8::1".parse().unwrap());
+        assert_eq!(config(&pod, &node).unwrap().servers, vec!["::1"]);
+        // Cluster-first pods keep the cluster servers and domains.
+        let (_dir2, pod, _) = setup(None, false);
+        let dns = config(&pod, &node).unwrap();
+        assert_eq!(dns.servers, vec!["10.96.0.10"]);
+        assert_eq!(dns.searches.len(), 3);
+    }
+
+    #[test]
+    fn servers_and_search_domains_are_cut_to_the_resolver_limits() {
+        let (_dir, mut pod, node) = setup(Some("None"), false);
+        let long = "a".repeat(254);
+        let mut searches: Vec<String> = vec![long.clone()];
+        searches.extend((0..40).map(|i| format!("{i:0>99}")));
+        pod.spec.as_mut().unwrap().dns_config = Some(PodDNSConfig {
+            nameservers: Some((1..=5).map(|i| format!("192.0.2.{i}")).collect()),
+            searches: Some(searches),
+            options: None,
+        });
+        let dns = config(&pod, &node).unwrap();
+        assert_eq!(dns.servers.len(), 3);
+        assert!(!dns.searches.contains(&long));
+        // 31 domains of 99 characters fit in 32 entries; 20 of them fill 2048 characters.
+        assert_eq!(dns.searches.len(), 20);
+        assert!(dns.searches.join(" ").len() <= MAX_SEARCH_LINE);
+        assert_eq!(dns.searches[0], format!("{:0>99}", 0));
     }
 }

@@ -1,8 +1,8 @@
 //! Translating a pod spec into what the runtime and the node need: the CRI sandbox
 //! configuration ([`sandbox_config`]), one CRI container configuration per container
 //! ([`container_config`]), the pod cgroup ([`pod_cgroup_parent`], [`ensure_pod_cgroup`]) and
-//! the termination-log file ([`prepare_termination_log`]) and log directory
-//! ([`prepare_container_log_dir`]).
+//! the termination-log file ([`prepare_termination_log`]), log directory
+//! ([`prepare_container_log_dir`]) and managed `/etc/hosts` ([`prepare_hosts_file`]).
 //!
 //! Everything here is a function of the pod, a [`NodeContext`] and the [`PodObjects`] (config
 //! maps, secrets, tokens) the sync step fetched beforehand, so the pod actor can call it on
@@ -17,6 +17,7 @@ mod env_refs;
 mod error;
 mod expand;
 mod hash;
+mod hosts;
 mod identity;
 mod logs;
 pub(crate) mod mountinfo;
@@ -36,6 +37,7 @@ pub use cgroup::{ensure_pod_cgroup, pod_cgroup_parent, remove_pod_cgroup};
 pub use container::{container_config, ContainerKind};
 pub use error::SpecError;
 pub use hash::container_hash;
+pub use hosts::prepare_hosts_file;
 pub use logs::prepare_container_log_dir;
 pub use mounts::prepare_termination_log;
 pub use node::NodeContext;

@@ -1,5 +1,5 @@
-//! A container's mounts: its `volumeMounts` resolved through the [`VolumePlan`], and the
-//! file it writes its termination message to.
+//! A container's mounts: its `volumeMounts` resolved through the [`VolumePlan`], the file it
+//! writes its termination message to, and the pod's managed `/etc/hosts`.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -9,6 +9,7 @@ use sergeant_messages::runtime::cri::{Mount, MountPropagation};
 
 use super::error::SpecError;
 use super::expand::expand;
+use super::hosts::ETC_HOSTS;
 use super::identity::{is_safe_path_component, PodIdentity};
 use super::node::NodeContext;
 use crate::pod::volumes::VolumePlan;
@@ -17,7 +18,8 @@ use crate::pod::volumes::VolumePlan;
 pub(crate) const DEFAULT_TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
 
 /// The runtime mounts of `container` (at `field`): each `volumeMount` on its volume's host
-/// path (plus `subPath`, or `subPathExpr` expanded with `env`), then the termination log.
+/// path (plus `subPath`, or `subPathExpr` expanded with `env`), then the termination log, then
+/// the pod's managed hosts file `etc_hosts` at `/etc/hosts` unless a volume is mounted there.
 pub(crate) fn container_mounts(
     id: &PodIdentity,
     container: &Container,
@@ -25,6 +27,7 @@ pub(crate) fn container_mounts(
     plan: &VolumePlan,
     env: &HashMap<String, String>,
     termination_log: Option<(PathBuf, &str)>,
+    etc_hosts: Option<PathBuf>,
 ) -> Result<Vec<Mount>, SpecError> {
     let privileged = container
         .security_context
@@ -87,6 +90,16 @@ pub(crate) fn container_mounts(
     if let Some((host_path, container_path)) = termination_log {
         mounts.push(Mount {
             container_path: container_path.to_string(),
+            host_path: host_path.display().to_string(),
+            ..Default::default()
+        });
+    }
+    let own_hosts = mounts
+        .iter()
+        .any(|m| Path::new(&m.container_path) == Path::new(ETC_HOSTS));
+    if let Some(host_path) = etc_hosts.filter(|_| !own_hosts) {
+        mounts.push(Mount {
+            container_path: ETC_HOSTS.to_string(),
             host_path: host_path.display().to_string(),
             ..Default::default()
         });
@@ -213,6 +226,7 @@ mod tests {
             &plan,
             &env,
             Some((PathBuf::from("/r/t"), "/dev/termination-log")),
+            Some(PathBuf::from("/r/h")),
         )
     }
 
@@ -238,7 +252,7 @@ mod tests {
             false,
         )
         .unwrap();
-        assert_eq!(mounts.len(), 4);
+        assert_eq!(mounts.len(), 5);
         assert_eq!(
             (
                 mounts[0].host_path.as_str(),
@@ -265,6 +279,25 @@ mod tests {
             ),
             ("/r/t", "/dev/termination-log", false)
         );
+        assert_eq!(
+            (
+                mounts[4].host_path.as_str(),
+                mounts[4].container_path.as_str(),
+                mounts[4].readonly
+            ),
+            ("/r/h", "/etc/hosts", false)
+        );
+    }
+
+    #[test]
+    fn a_container_mounting_its_own_etc_hosts_keeps_it() {
+        let mounts = run(vec![vm("data", "/etc//hosts/")], false).unwrap();
+        let at_hosts: Vec<_> = mounts
+            .iter()
+            .filter(|m| Path::new(&m.container_path) == Path::new("/etc/hosts"))
+            .collect();
+        assert_eq!(at_hosts.len(), 1, "{mounts:?}");
+        assert!(at_hosts[0].host_path.ends_with("/data"), "{mounts:?}");
     }
 
     #[test]

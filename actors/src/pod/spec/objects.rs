@@ -1,5 +1,5 @@
-//! `PodObjects`: the API objects a pod's volumes and environment refer to (config maps,
-//! secrets, service account tokens), fetched by the async sync step and handed to the pure
+//! `PodObjects`: the API objects a pod's volumes, environment and image pulls refer to (config
+//! maps, secrets, service account tokens), fetched by the async sync step and handed to the pure
 //! builders, which therefore never talk to the API server themselves. [`references`] tells the
 //! sync step what to fetch.
 
@@ -60,6 +60,8 @@ pub type ObjectData = BTreeMap<String, Vec<u8>>;
 pub struct PodObjects {
     managed: bool,
     objects: BTreeMap<(ObjectKind, String), Result<Option<ObjectData>, String>>,
+    /// The `type` of each secret read, by name (pull secrets are read by it).
+    secret_types: BTreeMap<String, String>,
     tokens: BTreeMap<TokenKey, Result<String, String>>,
 }
 
@@ -80,6 +82,16 @@ impl PodObjects {
     /// Records the keys of object `name` of `kind`; `None` records that it does not exist.
     pub fn insert(&mut self, kind: ObjectKind, name: &str, data: Option<ObjectData>) {
         self.objects.insert((kind, name.to_owned()), Ok(data));
+    }
+
+    /// Records the `type` of secret `name` (`kubernetes.io/dockerconfigjson`, say).
+    pub fn insert_secret_type(&mut self, name: &str, secret_type: String) {
+        self.secret_types.insert(name.to_owned(), secret_type);
+    }
+
+    /// The `type` of secret `name`, if it was read and has one.
+    pub(crate) fn secret_type(&self, name: &str) -> Option<&str> {
+        self.secret_types.get(name).map(String::as_str)
     }
 
     /// Records why object `name` of `kind` could not be read, so only what uses it fails.
@@ -126,7 +138,7 @@ impl PodObjects {
 }
 
 /// Everything a pod refers to in the API: the config maps and secrets of its volumes and its
-/// containers' environment, and the tokens of its projected volumes.
+/// containers' environment, its image pull secrets, and the tokens of its projected volumes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct References {
     /// Config maps and secrets by kind and name.
@@ -146,6 +158,12 @@ pub fn references(pod: &Pod) -> References {
     let mut add = |kind: ObjectKind, name: &str| {
         refs.objects.insert((kind, name.to_owned()));
     };
+    // An unnamed entry passes API validation; upstream ignores it, and so does this.
+    for pull in spec.image_pull_secrets.iter().flatten() {
+        if !pull.name.is_empty() {
+            add(ObjectKind::Secret, &pull.name);
+        }
+    }
     for volume in spec.volumes.iter().flatten() {
         if let Some(source) = &volume.config_map {
             add(ObjectKind::ConfigMap, &source.name);
@@ -248,6 +266,7 @@ mod tests {
             "metadata": {"name": "web", "namespace": "ns", "uid": "uid-1"},
             "spec": {
                 "serviceAccountName": "robot",
+                "imagePullSecrets": [{"name": "s-pull"}, {"name": ""}],
                 "volumes": [
                     {"name": "a", "configMap": {"name": "cm-a"}},
                     {"name": "b", "secret": {"secretName": "s-b"}},
@@ -279,7 +298,8 @@ mod tests {
                 "configmap/kube-root-ca.crt",
                 "secret/s-b",
                 "secret/s-c",
-                "secret/s-env"
+                "secret/s-env",
+                "secret/s-pull"
             ]
         );
         let token: Vec<&TokenKey> = refs.tokens.iter().collect();
@@ -311,6 +331,9 @@ mod tests {
             Some([("k".to_owned(), b"v".to_vec())].into()),
         );
         assert_eq!(objects.lookup(ObjectKind::Secret, "gone"), Ok(None));
+        assert_eq!(objects.secret_type("gone"), None);
+        objects.insert_secret_type("pull", "kubernetes.io/dockercfg".into());
+        assert_eq!(objects.secret_type("pull"), Some("kubernetes.io/dockercfg"));
         assert_eq!(
             objects
                 .lookup(ObjectKind::ConfigMap, "cm")

@@ -12,13 +12,11 @@ use sergeant_messages::runtime::cri::{
 use super::cgroup::pod_cgroup_parent;
 use super::dns::dns_config;
 use super::error::SpecError;
+use super::hosts::pod_hostname;
 use super::identity::{all_containers, PodIdentity};
 use super::logs::pod_log_dir;
 use super::node::NodeContext;
 use crate::pod::labels;
-
-/// Longest hostname the kernel and DNS accept.
-const MAX_HOSTNAME: usize = 63;
 
 /// The sandbox configuration of `pod` for its `attempt`-th sandbox (0 for the first). Reads
 /// the node's resolv.conf when the DNS policy needs it: blocking I/O, run it off the actor
@@ -26,8 +24,8 @@ const MAX_HOSTNAME: usize = 63;
 ///
 /// # Errors
 ///
-/// [`SpecError::Field`] for a pod without name or usable UID, an unknown DNS policy or port
-/// protocol, or a host port out of range; [`SpecError::Host`] when the node's resolv.conf is
+/// [`SpecError::Field`] for a pod without name or usable UID, a `spec.hostname` that is not
+/// a DNS label, an unknown DNS policy or port protocol, or a host port out of range; [`SpecError::Host`] when the node's resolv.conf is
 /// needed and cannot be read.
 pub fn sandbox_config(
     pod: &Pod,
@@ -44,7 +42,13 @@ pub fn sandbox_config(
             namespace: id.namespace.clone(),
             attempt,
         }),
-        hostname: hostname(spec, &id.name),
+        // A host-network pod shares the node's UTS namespace: it keeps the node's hostname,
+        // and a runtime asked to set one there refuses the sandbox.
+        hostname: if spec.host_network == Some(true) {
+            String::new()
+        } else {
+            pod_hostname(spec, &id)?
+        },
         log_directory: pod_log_dir(&id, node).display().to_string(),
         dns_config: Some(dns_config(pod, &id, node)?),
         port_mappings: port_mappings(pod, &id)?,
@@ -95,15 +99,6 @@ fn sandbox_labels(pod: &Pod, id: &PodIdentity, node: &NodeContext) -> HashMap<St
         .collect();
     all.extend(identity_labels(id, node));
     all
-}
-
-/// `spec.hostname`, else the pod name cut to 63 characters without a trailing `-` or `.`.
-fn hostname(spec: &PodSpec, name: &str) -> String {
-    if let Some(hostname) = spec.hostname.as_deref().filter(|h| !h.is_empty()) {
-        return hostname.to_string();
-    }
-    let cut: String = name.chars().take(MAX_HOSTNAME).collect();
-    cut.trim_end_matches(['-', '.']).to_string()
 }
 
 /// One mapping per container port that asks for a host port (regular containers).
@@ -304,7 +299,7 @@ mod tests {
             ..Default::default()
         });
         let config = build(&pod).unwrap();
-        assert_eq!(config.hostname, "custom");
+        assert_eq!(config.hostname, "", "the node's hostname stays");
         let linux = config.linux.unwrap();
         assert_eq!(linux.sysctls["net.core.somaxconn"], "1024");
         let sc = linux.security_context.unwrap();
@@ -323,13 +318,6 @@ mod tests {
         );
         // The host network means the host resolver for ClusterFirst.
         assert_eq!(config.dns_config.unwrap().servers, vec!["192.0.2.53"]);
-    }
-
-    #[test]
-    fn long_names_make_valid_hostnames() {
-        let spec = PodSpec::default();
-        let name = format!("{}-{}", "a".repeat(62), "b");
-        assert_eq!(hostname(&spec, &name), "a".repeat(62));
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod phase;
 mod runtime;
 mod time;
 
+pub(crate) use self::network::sandbox_ips;
 pub(crate) use self::time::at as api_time;
 
 #[cfg(test)]

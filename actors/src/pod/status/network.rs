@@ -47,7 +47,9 @@ fn host_network(spec: &PodSpec) -> bool {
     spec.host_network == Some(true)
 }
 
-fn sandbox_ips(sandbox: &cri::PodSandboxStatus) -> Vec<String> {
+/// The sandbox's addresses, primary first, without blanks or repeats (what the managed
+/// `/etc/hosts` maps to the pod's name as well).
+pub(crate) fn sandbox_ips(sandbox: &cri::PodSandboxStatus) -> Vec<String> {
     let Some(network) = &sandbox.network else {
         return Vec::new();
     };

@@ -15,5 +15,5 @@ mod target;
 pub use container_logs::container_logs;
 pub use run::run;
 pub use running_pods::running_pods;
-pub use stats::{metrics_resource, stats_summary};
+pub use stats::routes as stats_routes;
 pub use stream::{attach, exec, port_forward};

@@ -12,7 +12,7 @@ use hyper_util::rt::TokioIo;
 use sergeant_messages::runtime::cri;
 use tokio::net::TcpStream;
 
-use super::target::{current_container_id, find_pod, Failure};
+use super::target::{container_id, current_container_id, find, find_pod, Failure};
 use crate::pod::observe::observe;
 use crate::server::ServerDeps;
 
@@ -86,7 +86,9 @@ pub async fn exec(
     respond(url.await, request).await
 }
 
-/// `/attach/{namespace}/{pod}/{container}`.
+/// `/attach/{namespace}/{pod}/{container}`: the container's own streams. As upstream, `tty`
+/// is the container's (a running process's terminal cannot change), whatever the query says;
+/// input is refused for a container created without `stdin: true`, which has none to take it.
 pub async fn attach(
     State(deps): State<ServerDeps>,
     Path((namespace, pod, container)): Path<(String, String, String)>,
@@ -95,15 +97,29 @@ pub async fn attach(
 ) -> Response {
     let url = async {
         let query = StreamQuery::parse(&pairs)?;
-        let id = current_container_id(&deps, &namespace, &pod, &container).await?;
+        let named = find(&deps, &namespace, &pod, &container).await?;
+        let has_stdin = named.spec.stdin.unwrap_or(false);
+        let tty = named.spec.tty.unwrap_or(false);
+        if query.stdin && !has_stdin {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "container {container:?} in pod {namespace}/{pod} was not created with \
+                     stdin: true, so there is no input to attach to; attach without stdin, or \
+                     set stdin: true in the container's spec"
+                ),
+            ));
+        }
+        let id = container_id(&named, &container, false)?;
+        tracing::info!(%namespace, %pod, %container, %id, stdin = query.stdin, tty, "attach");
         let answer = deps
             .port
             .call(cri::AttachRequest {
                 container_id: id,
                 stdin: query.stdin,
-                tty: query.tty,
+                tty,
                 stdout: query.stdout,
-                stderr: query.stderr && !query.tty,
+                stderr: query.stderr && !tty,
             })
             .await
             .map_err(runtime_failure)?;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::http::StatusCode;
-use sergeant_messages::pods::core::{ContainerStatus, Pod};
+use sergeant_messages::pods::core::{Container, ContainerStatus, Pod};
 
 use crate::pod_manager::ListPods;
 use crate::server::ServerDeps;
@@ -16,6 +16,8 @@ pub type Failure = (StatusCode, String);
 pub struct NamedContainer {
     /// Its pod.
     pub pod: Arc<Pod>,
+    /// Its spec: what it was created with (`stdin`, `tty`) decides what may attach to it.
+    pub spec: Container,
     /// Its status, when the pod has reported one.
     pub status: Option<ContainerStatus>,
 }
@@ -55,19 +57,18 @@ pub async fn find(
     container: &str,
 ) -> Result<NamedContainer, Failure> {
     let pod = find_pod(deps, namespace, name).await?;
-    let spec = pod.spec.as_ref();
-    let known = spec.is_some_and(|s| {
+    let spec = pod.spec.as_ref().and_then(|s| {
         s.containers
             .iter()
             .chain(s.init_containers.iter().flatten())
-            .any(|c| c.name == container)
+            .find(|c| c.name == container)
     });
-    if !known {
+    let Some(spec) = spec.cloned() else {
         return Err((
             StatusCode::NOT_FOUND,
             format!("container {container:?} is not valid for pod {name:?}"),
         ));
-    }
+    };
     let status = pod.status.as_ref().and_then(|s| {
         s.container_statuses
             .iter()
@@ -76,7 +77,7 @@ pub async fn find(
             .find(|c| c.name == container)
             .cloned()
     });
-    Ok(NamedContainer { pod, status })
+    Ok(NamedContainer { pod, spec, status })
 }
 
 /// The runtime ID of a status's current instance, or of its previous one (`previous`).

@@ -1,7 +1,8 @@
 //! The TLS side of the kubelet API: the serving certificate (`tlsCertFile`/`tlsPrivateKeyFile`,
 //! or a self-signed one made once and kept under `<root-dir>/pki`, as upstream) and the client
-//! certificates it accepts (signed by `authentication.x509.clientCAFile`). A client without a
-//! certificate still connects: it may carry a bearer token instead.
+//! certificates it accepts (signed by `authentication.x509.clientCAFile`), and the protocol
+//! versions and cipher suites it negotiates (`tlsMinVersion`, `tlsCipherSuites`). A client
+//! without a certificate still connects: it may carry a bearer token instead.
 
 use std::fs;
 use std::net::IpAddr;
@@ -9,11 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, SanType};
-use tokio_rustls::rustls::crypto::ring;
+use sergeant_config::kubelet::TlsVersion;
+use sergeant_config::CipherSuite;
+use tokio_rustls::rustls::crypto::{ring, CryptoProvider};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::server::WebPkiClientVerifier;
-use tokio_rustls::rustls::{RootCertStore, ServerConfig};
+use tokio_rustls::rustls::{
+    self, RootCertStore, ServerConfig, SupportedCipherSuite, SupportedProtocolVersion,
+};
 
 /// Where the certificates come from.
 #[derive(Debug, Clone)]
@@ -30,12 +35,17 @@ pub struct TlsSettings {
     pub node_name: String,
     /// The node's address, in the self-signed certificate.
     pub node_ip: Option<IpAddr>,
+    /// `tlsMinVersion`; none means TLS 1.2.
+    pub min_version: Option<TlsVersion>,
+    /// `tlsCipherSuites`; empty means every suite rustls offers.
+    pub cipher_suites: Vec<CipherSuite>,
 }
 
 /// The server's TLS configuration, HTTP/1.1 only.
 ///
 /// # Errors
-/// What could not be read, parsed or generated, naming the file.
+/// What could not be read, parsed or generated, naming the file; a minimum version rustls
+/// cannot serve.
 pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, String> {
     let (cert_file, key_file) = match (&settings.cert_file, &settings.key_file) {
         (Some(cert), Some(key)) => (cert.clone(), key.clone()),
@@ -51,9 +61,15 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, String
         .map_err(|e| format!("{}: {e}", cert_file.display()))?;
     let key = PrivateKeyDer::from_pem_file(&key_file)
         .map_err(|e| format!("{}: {e}", key_file.display()))?;
-    let provider = Arc::new(ring::default_provider());
+    let versions = protocol_versions(settings.min_version)?;
+    let provider = Arc::new(provider(&settings.cipher_suites));
+    tracing::info!(
+        versions = ?versions.iter().map(|v| v.version).collect::<Vec<_>>(),
+        cipher_suites = ?provider.cipher_suites.iter().map(SupportedCipherSuite::suite).collect::<Vec<_>>(),
+        "kubelet API TLS parameters"
+    );
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .map_err(|e| format!("TLS server: {e}"))?;
     let builder = match &settings.client_ca_file {
         Some(ca) => {
@@ -79,6 +95,67 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, String
         .map_err(|e| format!("{}: {e}", cert_file.display()))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// TLS 1.3 alone, for `tlsMinVersion: VersionTLS13`.
+static TLS13_ONLY: [&SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
+
+/// The versions from `min` up: TLS 1.3 alone, or 1.3 and 1.2.
+fn protocol_versions(
+    min: Option<TlsVersion>,
+) -> Result<&'static [&'static SupportedProtocolVersion], String> {
+    match min {
+        None | Some(TlsVersion::VersionTLS12) => Ok(rustls::ALL_VERSIONS),
+        Some(TlsVersion::VersionTLS13) => Ok(&TLS13_ONLY),
+        Some(other) => Err(format!(
+            "tlsMinVersion: {other:?} cannot be served: rustls speaks TLS 1.2 and 1.3 only"
+        )),
+    }
+}
+
+/// The ring provider limited to `named` suites, in their order; the TLS 1.3 suites all stay
+/// when `named` has none of them (as upstream, whose TLS 1.3 suites are not configurable).
+fn provider(named: &[CipherSuite]) -> CryptoProvider {
+    let mut provider = ring::default_provider();
+    if named.is_empty() {
+        return provider;
+    }
+    let keep_tls13 = !named
+        .iter()
+        .any(|suite| suite.version() == TlsVersion::VersionTLS13);
+    let available = std::mem::take(&mut provider.cipher_suites);
+    let find = |wanted: rustls::CipherSuite| available.iter().find(|s| s.suite() == wanted);
+    provider.cipher_suites = named
+        .iter()
+        .filter_map(|suite| find(rustls_suite(*suite)))
+        .chain(
+            available
+                .iter()
+                .filter(|s| keep_tls13 && matches!(s, SupportedCipherSuite::Tls13(_))),
+        )
+        .copied()
+        .collect();
+    provider
+}
+
+/// The IANA suite `suite` names (Go's names are the IANA names).
+fn rustls_suite(suite: CipherSuite) -> rustls::CipherSuite {
+    use rustls::CipherSuite as R;
+    match suite {
+        CipherSuite::Aes128GcmSha256 => R::TLS13_AES_128_GCM_SHA256,
+        CipherSuite::Aes256GcmSha384 => R::TLS13_AES_256_GCM_SHA384,
+        CipherSuite::Chacha20Poly1305Sha256 => R::TLS13_CHACHA20_POLY1305_SHA256,
+        CipherSuite::EcdheEcdsaAes128GcmSha256 => R::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+        CipherSuite::EcdheEcdsaAes256GcmSha384 => R::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+        CipherSuite::EcdheEcdsaChacha20Poly1305Sha256 => {
+            R::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
+        }
+        CipherSuite::EcdheRsaAes128GcmSha256 => R::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+        CipherSuite::EcdheRsaAes256GcmSha384 => R::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+        CipherSuite::EcdheRsaChacha20Poly1305Sha256 => {
+            R::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
+        }
+    }
 }
 
 /// The self-signed certificate and key under the cert dir, made if missing.
@@ -144,6 +221,8 @@ mod tests {
             cert_dir: dir.join("pki"),
             node_name: "n1".to_owned(),
             node_ip: None,
+            min_version: None,
+            cipher_suites: Vec::new(),
         }
     }
 
@@ -166,5 +245,60 @@ mod tests {
         let mut missing_ca = settings(dir.path());
         missing_ca.client_ca_file = Some(dir.path().join("ca.crt"));
         assert!(server_config(&missing_ca).unwrap_err().contains("ca.crt"));
+    }
+
+    #[test]
+    fn every_configurable_suite_is_one_rustls_serves() {
+        let offered: Vec<_> = ring::default_provider()
+            .cipher_suites
+            .iter()
+            .map(SupportedCipherSuite::suite)
+            .collect();
+        for suite in CipherSuite::ALL {
+            assert!(offered.contains(&rustls_suite(suite)), "{suite}");
+            assert_eq!(
+                provider(&[suite]).cipher_suites[0].suite(),
+                rustls_suite(suite)
+            );
+        }
+    }
+
+    #[test]
+    fn named_suites_limit_the_provider_and_tls13_stays_unless_named() {
+        let suites = |named: &[CipherSuite]| -> Vec<_> {
+            provider(named)
+                .cipher_suites
+                .iter()
+                .map(SupportedCipherSuite::suite)
+                .collect()
+        };
+        assert_eq!(
+            suites(&[CipherSuite::EcdheRsaAes256GcmSha384]),
+            [
+                rustls::CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+                rustls::CipherSuite::TLS13_AES_256_GCM_SHA384,
+                rustls::CipherSuite::TLS13_AES_128_GCM_SHA256,
+                rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+            ]
+        );
+        assert_eq!(
+            suites(&[
+                CipherSuite::Chacha20Poly1305Sha256,
+                CipherSuite::EcdheEcdsaAes128GcmSha256
+            ]),
+            [
+                rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
+                rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+            ]
+        );
+        assert_eq!(
+            protocol_versions(Some(TlsVersion::VersionTLS13))
+                .unwrap()
+                .len(),
+            1
+        );
+        assert!(protocol_versions(Some(TlsVersion::VersionTLS11))
+            .unwrap_err()
+            .starts_with("tlsMinVersion: VersionTLS11"));
     }
 }

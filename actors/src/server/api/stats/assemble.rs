@@ -13,8 +13,8 @@ use super::types::{ContainerStats, CpuStats, FsStats, MemoryStats, PodStats};
 
 /// What the pod entries are built from besides the plans.
 pub struct Inputs<'a> {
-    /// The host-side numbers, one per plan.
-    pub host: Host,
+    /// The host-side numbers, by sandbox id.
+    pub host: &'a Host,
     /// The node's filesystem, which ephemeral storage is counted against.
     pub root_fs: Option<&'a FsStats>,
     /// The kept CPU samples.
@@ -31,20 +31,21 @@ pub fn pods(plans: Vec<PodPlan>, inputs: Inputs<'_>) -> Vec<PodStats> {
         rates,
         clock,
     } = inputs;
+    let unknown = PodHost::default();
     plans
         .into_iter()
-        .zip(host.pods)
-        .map(|(plan, pod_host)| {
+        .map(|plan| {
+            let pod_host = host.pods.get(&plan.sandbox_id).unwrap_or(&unknown);
             let containers: Vec<ContainerStats> = plan
                 .containers
                 .iter()
-                .map(|c| container(c, &pod_host, &host.filesystems, rates, clock))
+                .map(|c| container(c, pod_host, &host.filesystems, rates, clock))
                 .collect();
             PodStats {
                 cpu: Some(cpu_sum(&containers, clock)),
                 memory: Some(memory_sum(&containers, clock)),
-                ephemeral_storage: root_fs.map(|fs| ephemeral(fs, &containers, &pod_host)),
-                network: pod_host.network,
+                ephemeral_storage: root_fs.map(|fs| ephemeral(fs, &containers, pod_host)),
+                network: pod_host.network.clone(),
                 pod_ref: plan.pod_ref,
                 start_time: plan.start_time,
                 containers,
@@ -216,12 +217,9 @@ mod tests {
     }
 
     fn build(plans: Vec<PodPlan>, rates: &mut CpuRates) -> PodStats {
-        let host = Host {
-            pods: vec![PodHost::default()],
-            ..Host::default()
-        };
+        let host = Host::default();
         let inputs = Inputs {
-            host,
+            host: &host,
             root_fs: None,
             rates,
             clock: Clock::read(),

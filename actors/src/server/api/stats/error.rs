@@ -45,6 +45,13 @@ pub enum StatsError {
     /// The configuration does not name the node.
     #[error("node name: {0}")]
     NodeName(String),
+    /// The latest background sample of the pods failed; the next one is taken within
+    /// the refresh period.
+    #[error("the latest pod stats sample failed: {0}")]
+    Sampling(std::sync::Arc<StatsError>),
+    /// The background sampling task ended without a sample (it panicked).
+    #[error("the pod stats sampler stopped")]
+    SamplerStopped,
     /// A blocking read panicked or was cancelled.
     #[error("a blocking stats task failed: {0}")]
     Blocking(#[from] tokio::task::JoinError),

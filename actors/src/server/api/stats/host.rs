@@ -1,15 +1,25 @@
-//! The host-side numbers of the pods: their network namespaces' traffic, their log
+//! The host-side numbers of the pod sandboxes: their network namespaces' traffic, their log
 //! directories' size, and the filesystems their writable layers live on. Blocking; read for
-//! all pods in one go on a blocking thread.
+//! all sandboxes in one go on a blocking thread.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::clock::Clock;
-use super::pods::PodPlan;
 use super::sandbox::SandboxInfo;
 use super::types::{FsStats, NetworkStats};
 use super::{fs, network};
+
+/// One sandbox to read the numbers of.
+#[derive(Debug)]
+pub struct Target {
+    /// Its runtime id.
+    pub sandbox_id: String,
+    /// Its pid and log directory.
+    pub info: SandboxInfo,
+    /// The names of its running containers, whose log directories are measured.
+    pub containers: Vec<String>,
+}
 
 /// A pod's host-side numbers.
 #[derive(Debug, Default)]
@@ -24,28 +34,21 @@ pub struct PodHost {
     pub container_logs: HashMap<String, (u64, u64)>,
 }
 
-/// The host-side numbers of all pods, and of the filesystems asked for.
+/// The host-side numbers of all sandboxes, and of the filesystems asked for.
 #[derive(Debug, Default)]
 pub struct Host {
-    /// One per pod, in the plans' order.
-    pub pods: Vec<PodHost>,
+    /// By sandbox id.
+    pub pods: HashMap<String, PodHost>,
     /// The filesystems, by mount point; those that could not be examined are missing.
     pub filesystems: HashMap<String, FsStats>,
 }
 
-/// Reads the numbers of `plans` (whose sandboxes are `infos`, in the same order) and of the
-/// filesystems at `mountpoints`.
+/// Reads the numbers of `targets` and of the filesystems at `mountpoints`.
 #[must_use]
-pub fn gather(
-    plans: &[PodPlan],
-    infos: &[SandboxInfo],
-    mountpoints: &[String],
-    clock: Clock,
-) -> Host {
-    let pods = plans
+pub fn gather(targets: &[Target], mountpoints: &[String], clock: Clock) -> Host {
+    let pods = targets
         .iter()
-        .zip(infos)
-        .map(|(plan, info)| pod(plan, info, clock))
+        .map(|target| (target.sandbox_id.clone(), pod(target, clock)))
         .collect();
     let filesystems = mountpoints
         .iter()
@@ -59,14 +62,14 @@ pub fn gather(
     Host { pods, filesystems }
 }
 
-fn pod(plan: &PodPlan, info: &SandboxInfo, clock: Clock) -> PodHost {
-    let network = info.pid.and_then(|pid| {
+fn pod(target: &Target, clock: Clock) -> PodHost {
+    let network = target.info.pid.and_then(|pid| {
         let net = PathBuf::from(format!("/proc/{pid}/net"));
         network::namespace(&net, clock)
-            .inspect_err(|err| tracing::debug!(pod = %plan.pod_ref.name, "pod network: {err}"))
+            .inspect_err(|err| tracing::debug!(sandbox = %target.sandbox_id, "pod network: {err}"))
             .ok()
     });
-    let Some(dir) = &info.log_directory else {
+    let Some(dir) = &target.info.log_directory else {
         return PodHost {
             network,
             ..PodHost::default()
@@ -76,10 +79,10 @@ fn pod(plan: &PodPlan, info: &SandboxInfo, clock: Clock) -> PodHost {
         network,
         logs_fs: fs::filesystem(dir, clock).ok(),
         pod_logs: fs::usage(dir),
-        container_logs: plan
+        container_logs: target
             .containers
             .iter()
-            .map(|c| (c.name.clone(), fs::usage(&dir.join(&c.name))))
+            .map(|name| (name.clone(), fs::usage(&dir.join(name))))
             .collect(),
     }
 }

@@ -99,7 +99,7 @@ pub struct ContainerPlan {
 
 /// The pods of `pods` that have a ready sandbox in `view`, with their running containers.
 #[must_use]
-pub fn plan(pods: &[Arc<Pod>], view: RuntimeView) -> Vec<PodPlan> {
+pub fn plan(pods: &[Arc<Pod>], view: &RuntimeView) -> Vec<PodPlan> {
     let mut newest: HashMap<&str, &cri::PodSandbox> = HashMap::new();
     for sandbox in &view.sandboxes {
         let Some(uid) = sandbox.metadata.as_ref().map(|m| m.uid.as_str()) else {
@@ -110,10 +110,10 @@ pub fn plan(pods: &[Arc<Pod>], view: RuntimeView) -> Vec<PodPlan> {
             *slot = sandbox;
         }
     }
-    let mut stats: HashMap<String, cri::ContainerStats> = view
+    let stats: HashMap<&str, &cri::ContainerStats> = view
         .stats
-        .into_iter()
-        .filter_map(|s| Some((s.attributes.as_ref()?.id.clone(), s)))
+        .iter()
+        .filter_map(|s| Some((s.attributes.as_ref()?.id.as_str(), s)))
         .collect();
     let mut containers: HashMap<&str, Vec<ContainerPlan>> = HashMap::new();
     for container in &view.containers {
@@ -128,7 +128,7 @@ pub fn plan(pods: &[Arc<Pod>], view: RuntimeView) -> Vec<PodPlan> {
                     .map(|m| m.name.clone())
                     .unwrap_or_default(),
                 created_at: container.created_at,
-                stats: stats.remove(&container.id),
+                stats: stats.get(container.id.as_str()).map(|s| (*s).clone()),
             });
     }
     pods.iter()
@@ -157,7 +157,7 @@ pub fn plan(pods: &[Arc<Pod>], view: RuntimeView) -> Vec<PodPlan> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use sergeant_messages::pods::core::{Pod, PodStatus};
 
@@ -188,7 +188,12 @@ mod tests {
         }
     }
 
-    fn container(id: &str, sandbox: &str, name: &str) -> cri::Container {
+    /// A container `name` of `sandbox`, as the runtime lists it.
+    pub(in crate::server::api::stats) fn container(
+        id: &str,
+        sandbox: &str,
+        name: &str,
+    ) -> cri::Container {
         cri::Container {
             id: id.to_string(),
             pod_sandbox_id: sandbox.to_string(),
@@ -223,7 +228,7 @@ mod tests {
             }],
             image_fs: Vec::new(),
         };
-        let plans = plan(&[pod("web", "u1"), pod("pending", "u2")], view);
+        let plans = plan(&[pod("web", "u1"), pod("pending", "u2")], &view);
         assert_eq!(plans.len(), 1);
         let web = &plans[0];
         assert_eq!(web.pod_ref.name, "web");

@@ -1,0 +1,74 @@
+//! Which changes of a running pod its pod actor must hear of: what the pod's containers,
+//! volumes and deadline are made from (its spec, labels and annotations), as upstream's pod
+//! config tells an update from a mere status change. Status writes — sergeant's own, which
+//! bump the resource version of every API pod — are not changes.
+
+use std::sync::Arc;
+
+use sergeant_messages::pods::core::Pod;
+
+/// Whether `desired` (the source's latest copy) differs from `running` (what the pod actor
+/// has) in a way a sync acts on.
+pub(super) fn changed(running: &Arc<Pod>, desired: &Arc<Pod>) -> bool {
+    if Arc::ptr_eq(running, desired) {
+        return false;
+    }
+    let (old, new) = (&running.metadata, &desired.metadata);
+    running.spec != desired.spec || old.labels != new.labels || old.annotations != new.annotations
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sergeant_messages::pods::core::{Container, PodSpec, PodStatus};
+
+    fn pod() -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.name = Some("web".to_owned());
+        pod.metadata.resource_version = Some("1".to_owned());
+        pod.spec = Some(PodSpec {
+            containers: vec![Container {
+                name: "app".to_owned(),
+                image: Some("app:1".to_owned()),
+                ..Container::default()
+            }],
+            ..PodSpec::default()
+        });
+        pod
+    }
+
+    fn differs(edit: impl FnOnce(&mut Pod)) -> bool {
+        let mut edited = pod();
+        edit(&mut edited);
+        changed(&Arc::new(pod()), &Arc::new(edited))
+    }
+
+    #[test]
+    fn a_status_write_is_no_change() {
+        assert!(!differs(|p| {
+            p.metadata.resource_version = Some("2".to_owned());
+            p.status = Some(PodStatus {
+                phase: Some("Running".to_owned()),
+                ..PodStatus::default()
+            });
+        }));
+        let same = Arc::new(pod());
+        assert!(!changed(&same, &same));
+    }
+
+    #[test]
+    fn an_image_a_deadline_labels_and_annotations_are_changes() {
+        assert!(differs(|p| {
+            p.spec.as_mut().unwrap().containers[0].image = Some("app:2".to_owned());
+        }));
+        assert!(differs(|p| {
+            p.spec.as_mut().unwrap().active_deadline_seconds = Some(5);
+        }));
+        assert!(differs(|p| {
+            p.metadata.labels = Some([("tier".to_owned(), "web".to_owned())].into());
+        }));
+        assert!(differs(|p| {
+            p.metadata.annotations = Some([("note".to_owned(), "x".to_owned())].into());
+        }));
+    }
+}
