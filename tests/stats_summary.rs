@@ -1,6 +1,7 @@
 //! `/stats/summary` on a standalone sergeant and the real containerd: the node section holds
 //! the kernel's numbers, a pod with a busy and an idle container shows both, the busy one
-//! using measurably more CPU, and what a container logs shows within the pods' refresh period.
+//! using measurably more CPU, what a container logs shows within the pods' refresh period,
+//! and a pod's volumes with what they use.
 
 mod common;
 
@@ -297,5 +298,50 @@ fn what_a_container_logs_shows_within_the_refresh_period() {
         u64_at(&entry, "/ephemeral-storage/usedBytes") >= after,
         "ephemeral storage counts the logs: {}",
         entry["ephemeral-storage"]
+    );
+}
+
+#[test]
+fn a_pods_volumes_are_listed_and_its_disk_volume_counts_as_ephemeral_storage() {
+    const WRITTEN: u64 = 2 * 1024 * 1024;
+    let node = Node::start("stats-volumes");
+    let spec = format!(
+        "  containers:\n\
+         \x20 - name: writer\n    image: {SHELL}\n    command: [sh, -c, 'head -c {WRITTEN} /dev/zero > /data/blob; head -c 4096 /dev/zero > /scratch/blob; exec sleep 3600']\n\
+         \x20   volumeMounts: [{{name: data, mountPath: /data}}, {{name: scratch, mountPath: /scratch}}]\n\
+         \x20 volumes: [{{name: data, emptyDir: {{}}}}, {{name: scratch, emptyDir: {{medium: Memory, sizeLimit: 1Mi}}}}]\n"
+    );
+    node.write("volumes.yaml", &manifest("volumes", &spec));
+    let pod = node.wait_pod("volumes", "running", |p| phase(p) == "Running");
+    let full_name = pod["metadata"]["name"].as_str().expect("a pod name");
+    let volume = |entry: &Value, name: &str| {
+        entry["volume"]
+            .as_array()?
+            .iter()
+            .find(|v| v["name"] == name)
+            .cloned()
+    };
+    let entry = wait_for(
+        "the written emptyDir in the summary's volumes",
+        POD_DEADLINE + REFRESH_PERIOD,
+        || {
+            let entry = pod_entry(&summary(&node), full_name)?;
+            let data = volume(&entry, "data")?;
+            (data["usedBytes"].as_u64()? >= WRITTEN).then_some(entry)
+        },
+    );
+    let data = volume(&entry, "data").expect("the data volume");
+    let scratch = volume(&entry, "scratch").expect("the memory volume listed too");
+    assert_eq!(
+        u64_at(&scratch, "/capacityBytes"),
+        1024 * 1024,
+        "the memory emptyDir is its own 1Mi tmpfs: {scratch}"
+    );
+    assert!(u64_at(&scratch, "/usedBytes") >= 4096, "{scratch}");
+    assert!(u64_at(&data, "/capacityBytes") > WRITTEN, "{data}");
+    let ephemeral = u64_at(&entry, "/ephemeral-storage/usedBytes");
+    assert!(
+        ephemeral >= u64_at(&data, "/usedBytes"),
+        "ephemeral storage counts the disk emptyDir: {ephemeral} in {entry:#}"
     );
 }

@@ -45,6 +45,7 @@ pub fn pods(plans: Vec<PodPlan>, inputs: Inputs<'_>) -> Vec<PodStats> {
                 cpu: Some(cpu_sum(&containers, clock)),
                 memory: Some(memory_sum(&containers, clock)),
                 ephemeral_storage: root_fs.map(|fs| ephemeral(fs, &containers, pod_host)),
+                volume: Some(pod_host.volumes.stats.clone()).filter(|v| !v.is_empty()),
                 network: pod_host.network.clone(),
                 pod_ref: plan.pod_ref,
                 start_time: plan.start_time,
@@ -160,17 +161,23 @@ fn memory_sum(containers: &[ContainerStats], clock: Clock) -> MemoryStats {
     }
 }
 
-/// The pod's local disk use: its writable layers and its logs, against the node's filesystem.
+/// The pod's local disk use: its writable layers, its logs and its disk-backed volumes (and
+/// hosts file), against the node's filesystem.
 fn ephemeral(root_fs: &FsStats, containers: &[ContainerStats], host: &PodHost) -> FsStats {
     let layers = |pick: fn(&FsStats) -> Option<u64>| {
         sum(containers, |c| c.rootfs.as_ref().and_then(pick)).unwrap_or(0)
     };
     let (log_bytes, log_inodes) = host.pod_logs;
+    let (volume_bytes, volume_inodes) = host.volumes.ephemeral;
     consumer(
         root_fs,
         (
-            layers(|fs| fs.used_bytes).saturating_add(log_bytes),
-            layers(|fs| fs.inodes_used).saturating_add(log_inodes),
+            layers(|fs| fs.used_bytes)
+                .saturating_add(log_bytes)
+                .saturating_add(volume_bytes),
+            layers(|fs| fs.inodes_used)
+                .saturating_add(log_inodes)
+                .saturating_add(volume_inodes),
         ),
     )
 }

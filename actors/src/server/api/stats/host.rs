@@ -1,5 +1,5 @@
 //! The host-side numbers of the pod sandboxes: their network namespaces' traffic, their log
-//! directories' size, and the filesystems their writable layers live on. Blocking; read for
+//! directories' size, their volumes, and the filesystems their writable layers live on. Blocking; read for
 //! all sandboxes in one go on a blocking thread.
 
 use std::collections::HashMap;
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::clock::Clock;
 use super::sandbox::SandboxInfo;
 use super::types::{FsStats, NetworkStats};
+use super::volumes::{self, PodVolumes};
 use super::{fs, network};
 
 /// One sandbox to read the numbers of.
@@ -19,6 +20,8 @@ pub struct Target {
     pub info: SandboxInfo,
     /// The names of its running containers, whose log directories are measured.
     pub containers: Vec<String>,
+    /// The pod's directory on the node, where its volumes are, when the sandbox names its pod.
+    pub pod_dir: Option<PathBuf>,
 }
 
 /// A pod's host-side numbers.
@@ -32,6 +35,8 @@ pub struct PodHost {
     pub pod_logs: (u64, u64),
     /// What each container's log directory uses, by container name.
     pub container_logs: HashMap<String, (u64, u64)>,
+    /// The pod's volumes.
+    pub volumes: PodVolumes,
 }
 
 /// The host-side numbers of all sandboxes, and of the filesystems asked for.
@@ -69,14 +74,21 @@ fn pod(target: &Target, clock: Clock) -> PodHost {
             .inspect_err(|err| tracing::debug!(sandbox = %target.sandbox_id, "pod network: {err}"))
             .ok()
     });
+    let volumes = target
+        .pod_dir
+        .as_deref()
+        .map(|dir| volumes::read(dir, clock))
+        .unwrap_or_default();
     let Some(dir) = &target.info.log_directory else {
         return PodHost {
             network,
+            volumes,
             ..PodHost::default()
         };
     };
     PodHost {
         network,
+        volumes,
         logs_fs: fs::filesystem(dir, clock).ok(),
         pod_logs: fs::usage(dir),
         container_logs: target

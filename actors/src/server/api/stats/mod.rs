@@ -22,6 +22,7 @@ mod resource_metrics;
 mod sampler;
 mod sandbox;
 mod types;
+mod volumes;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

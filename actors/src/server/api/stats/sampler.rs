@@ -8,6 +8,7 @@
 //! are gone; a failed sample is kept as the latest (requests answer its error) until the next.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -131,14 +132,17 @@ async fn take(
     config: &watch::Receiver<ConfigState>,
     infos: &mut HashMap<String, SandboxInfo>,
 ) -> Result<Sample, StatsError> {
-    let node_name = config
-        .borrow()
-        .active
-        .node_name()
-        .map_err(|err| StatsError::NodeName(err.to_string()))?;
+    let (node_name, pods_root) = {
+        let state = config.borrow();
+        let node_name = state
+            .active
+            .node_name()
+            .map_err(|err| StatsError::NodeName(err.to_string()))?;
+        (node_name, state.active.command_line.root_dir.join("pods"))
+    };
     let view = RuntimeView::list(port, &node_name).await?;
     refresh_infos(port, infos, &view.sandboxes).await;
-    let targets = targets(&view, infos);
+    let targets = targets(&view, infos, &pods_root);
     let mountpoints = mountpoints(&view);
     let host =
         tokio::task::spawn_blocking(move || host::gather(&targets, &mountpoints, Clock::read()))
@@ -161,9 +165,13 @@ async fn refresh_infos(
     infos.retain(|id, _| sandboxes.iter().any(|s| &s.id == id));
 }
 
-/// What to read on the host for each listed sandbox: its kept information and the names of
-/// its running containers.
-fn targets(view: &RuntimeView, infos: &HashMap<String, SandboxInfo>) -> Vec<Target> {
+/// What to read on the host for each listed sandbox: its kept information, the names of its
+/// running containers, and its pod's directory under `pods_root`.
+fn targets(
+    view: &RuntimeView,
+    infos: &HashMap<String, SandboxInfo>,
+    pods_root: &Path,
+) -> Vec<Target> {
     view.sandboxes
         .iter()
         .map(|s| Target {
@@ -175,8 +183,20 @@ fn targets(view: &RuntimeView, infos: &HashMap<String, SandboxInfo>) -> Vec<Targ
                 .filter(|c| c.pod_sandbox_id == s.id)
                 .filter_map(|c| Some(c.metadata.as_ref()?.name.clone()))
                 .collect(),
+            pod_dir: s
+                .metadata
+                .as_ref()
+                .map(|m| m.uid.as_str())
+                .filter(|uid| is_plain_name(uid))
+                .map(|uid| pods_root.join(uid)),
         })
         .collect()
+}
+
+/// Whether `uid`, as the runtime reports it, names one directory entry (it is joined to a
+/// path): not empty, no separator, not `.` or `..`.
+fn is_plain_name(uid: &str) -> bool {
+    !uid.is_empty() && !uid.contains('/') && uid != "." && uid != ".."
 }
 
 /// The mount points of the listed writable layers and image filesystems, once each.
@@ -222,6 +242,10 @@ mod tests {
             sandboxes: ["s1", "s2"]
                 .map(|id| cri::PodSandbox {
                     id: id.to_string(),
+                    metadata: Some(cri::PodSandboxMetadata {
+                        uid: if id == "s1" { "u-1" } else { "../x" }.to_string(),
+                        ..Default::default()
+                    }),
                     ..Default::default()
                 })
                 .into(),
@@ -245,12 +269,17 @@ mod tests {
                 log_directory: None,
             },
         )]);
-        let targets = targets(&view, &infos);
+        let targets = targets(&view, &infos, Path::new("/r/pods"));
         assert_eq!(targets[0].sandbox_id, "s1");
         assert_eq!(targets[0].containers, ["app", "sidecar"]);
         assert_eq!(targets[0].info, SandboxInfo::default());
         assert_eq!(targets[1].containers, ["web"]);
         assert_eq!(targets[1].info.pid, Some(7));
+        assert_eq!(
+            targets[0].pod_dir.as_deref(),
+            Some(Path::new("/r/pods/u-1"))
+        );
+        assert_eq!(targets[1].pod_dir, None, "a uid that is not a plain name");
         assert_eq!(mountpoints(&view), ["/var/lib/a", "/var/lib/c"]);
     }
 }

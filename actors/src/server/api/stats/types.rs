@@ -194,6 +194,21 @@ pub struct PodStats {
         skip_serializing_if = "Option::is_none"
     )]
     pub ephemeral_storage: Option<FsStats>,
+    /// Its volumes that live in the pod's directory (emptyDir, configMap, secret,
+    /// downwardAPI, projected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<Vec<VolumeStats>>,
+}
+
+/// One volume's use of the filesystem it lives on, so `kubectl top` and eviction tooling can
+/// see which volume fills a disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VolumeStats {
+    /// The filesystem's size, and what the volume uses of it.
+    #[serde(flatten)]
+    pub fs: FsStats,
+    /// The volume's name in the pod spec.
+    pub name: String,
 }
 
 /// Names a pod.
@@ -253,7 +268,9 @@ mod tests {
         "containers": [{"name": "app", "startTime": "2024-05-01T11:00:01Z",
                         "cpu": {"time": "2024-05-01T12:00:00Z", "usageNanoCores": 5},
                         "logs": {"time": "2024-05-01T12:00:00Z", "usedBytes": 14}}],
-        "ephemeral-storage": {"time": "2024-05-01T12:00:00Z", "usedBytes": 15}
+        "ephemeral-storage": {"time": "2024-05-01T12:00:00Z", "usedBytes": 15},
+        "volume": [{"time": "2024-05-01T12:00:00Z", "capacityBytes": 16, "usedBytes": 4,
+                    "name": "data"}]
       }]
     }"#;
 
@@ -268,6 +285,8 @@ mod tests {
         let pod = &summary.pods[0];
         assert_eq!(pod.pod_ref.uid, "u-1");
         assert_eq!(pod.ephemeral_storage.as_ref().unwrap().used_bytes, Some(15));
+        assert_eq!(pod.volume.as_ref().unwrap()[0].name, "data");
+        assert_eq!(pod.volume.as_ref().unwrap()[0].fs.used_bytes, Some(4));
         let written = serde_json::to_value(&summary).unwrap();
         let original: serde_json::Value = serde_json::from_str(UPSTREAM).unwrap();
         assert_eq!(written, original);
