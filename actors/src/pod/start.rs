@@ -79,8 +79,14 @@ pub async fn start_container(
 ) -> Result<(), Waiting> {
     let name = request.container.name.as_str();
     let image = request.container.image.clone().unwrap_or_default();
-    ensure_image(port, pulls, &image, &request).await?;
-    prepare_files(&request, node).await?;
+    // The node-side files are written while the runtime looks up the image: the blocking
+    // task's hop off the actor thread overlaps the runtime call instead of following it.
+    let (image, files) = futures::join!(
+        ensure_image(port, pulls, &image, &request),
+        prepare_files(&request, node)
+    );
+    image?;
+    files.map_err(|e| waiting(name, "CreateContainerConfigError", e))?;
     let config = spec::container_config(
         &request.pod,
         &request.container,
@@ -151,8 +157,10 @@ pub async fn start_container(
 /// Creates the container's log directory and termination-message file on the node, and
 /// brings the pod's managed `/etc/hosts` up to date with the sandbox's IPs (the sandbox exists:
 /// its IPs are known).
-async fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), Waiting> {
-    let name = request.container.name.as_str();
+///
+/// # Errors
+/// What could not be written, to be reported once the image is known to be there.
+async fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), String> {
     let (pod, container, restart_count, pod_ips, node) = (
         Arc::clone(&request.pod),
         request.container.clone(),
@@ -168,14 +176,7 @@ async fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(),
         Ok(())
     })
     .await
-    .map_err(|e| {
-        waiting(
-            name,
-            "CreateContainerConfigError",
-            format!("preparing files did not finish: {e}"),
-        )
-    })?
-    .map_err(|e| waiting(name, "CreateContainerConfigError", e))
+    .map_err(|e| format!("preparing files did not finish: {e}"))?
 }
 
 async fn ensure_image(

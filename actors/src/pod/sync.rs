@@ -16,7 +16,7 @@ use super::observe::{observe, ObservedContainer, PodRuntime};
 use super::spec::{self, ContainerKind, NodeContext, PodObjects};
 use super::start::{start_container, StartRequest};
 use super::status::{sandbox_ips, Waiting};
-use super::termination::read_messages;
+use super::termination::{any_exited, read_messages};
 use super::volumes::{self, Payload, VolumeError, VolumePlan};
 use crate::api::{fetch_pod_objects, TokenCache};
 use crate::runtime::RuntimePort;
@@ -74,12 +74,16 @@ pub async fn sync(mut input: SyncInput) -> SyncOutcome {
     let runtime = observe(&input.port, uid(&input.pod))
         .await
         .unwrap_or_default();
-    let (runtime, termination_messages) = tokio::task::spawn_blocking(move || {
-        let messages = read_messages(&runtime);
-        (runtime, messages)
-    })
-    .await
-    .unwrap_or_default();
+    let (runtime, termination_messages) = if any_exited(&runtime) {
+        tokio::task::spawn_blocking(move || {
+            let messages = read_messages(&runtime);
+            (runtime, messages)
+        })
+        .await
+        .unwrap_or_default()
+    } else {
+        (runtime, BTreeMap::new())
+    };
     let now = Instant::now();
     let next_sync = [
         input.restarts.next_expiry(now),
@@ -127,18 +131,8 @@ async fn reconcile(
         None => PodObjects::default(),
     });
     let (payloads, failures) = volumes::api_payloads(&plan, &pod, &node, &objects);
-    let sandbox_config = {
-        let (pod, node, attempt) = (
-            Arc::clone(&pod),
-            Arc::clone(&node),
-            sandbox_attempt(&runtime),
-        );
-        tokio::task::spawn_blocking(move || spec::sandbox_config(&pod, &node, attempt))
-            .await
-            .map_err(|e| format!("building the sandbox configuration did not finish: {e}"))?
-            .map_err(|e| e.to_string())?
-    };
-    if runtime.ready_sandbox().is_none() {
+    let attempt = sandbox_attempt(&runtime);
+    let sandbox_config = if runtime.ready_sandbox().is_none() {
         for name in all_containers(&pod).map(|(c, _)| c.name.clone()) {
             let creating = Waiting {
                 reason: "ContainerCreating".into(),
@@ -149,15 +143,16 @@ async fn reconcile(
         if !failures.is_empty() {
             return Err(volume_failures(&failures));
         }
-        start_sandbox(input, &runtime, &plan, payloads, sandbox_config.clone()).await?;
+        let config = start_sandbox(input, &runtime, &plan, payloads, attempt).await?;
         waiting.clear();
         // Go on with the containers in this same sync: the new sandbox is ready.
         runtime = observe(&input.port, uid(&pod))
             .await
             .map_err(|e| e.to_string())?;
+        config
     } else {
-        refresh_volumes(&plan, payloads, &failures).await;
-    }
+        refresh_volumes(input, &plan, payloads, &failures, attempt).await?
+    };
     let Some(sandbox_id) = runtime.ready_sandbox().map(|s| s.id.clone()) else {
         return Err("the new sandbox is not ready".to_owned());
     };
@@ -289,32 +284,50 @@ fn volume_failures(failures: &[VolumeError]) -> String {
 }
 
 /// Brings the API-backed volumes of a running pod up to date. A volume that cannot be updated
-/// keeps its content, as upstream: the failure is counted and logged, the pod goes on.
+/// keeps its content, as upstream: the failure is counted and logged, the pod goes on. Returns
+/// the sandbox configuration (the runtime wants it again to create containers), built in the
+/// same blocking task: one hop off the actor thread instead of two.
+///
+/// # Errors
+/// The pod's sandbox configuration cannot be built (see [`spec::sandbox_config`]).
 async fn refresh_volumes(
+    input: &SyncInput,
     plan: &VolumePlan,
     payloads: BTreeMap<String, Payload>,
     failures: &[VolumeError],
-) {
-    let plan = plan.clone();
-    let mut failed = failures.to_vec();
-    match tokio::task::spawn_blocking(move || volumes::refresh_api_volumes(&plan, &payloads)).await
-    {
-        Ok(more) => failed.extend(more),
-        Err(e) => tracing::warn!("updating volumes did not finish: {e}"),
-    }
+    attempt: u32,
+) -> Result<cri::PodSandboxConfig, String> {
+    let (pod, node, plan) = (
+        Arc::clone(&input.pod),
+        Arc::clone(&input.node),
+        plan.clone(),
+    );
+    let (more, config) = tokio::task::spawn_blocking(move || {
+        let more = volumes::refresh_api_volumes(&plan, &payloads);
+        (more, spec::sandbox_config(&pod, &node, attempt))
+    })
+    .await
+    .map_err(|e| format!("updating volumes did not finish: {e}"))?;
+    let failed: Vec<VolumeError> = failures.iter().cloned().chain(more).collect();
     if !failed.is_empty() {
         tracing::warn!("volumes not updated: {}", volume_failures(&failed));
     }
+    config.map_err(|e| e.to_string())
 }
 
-/// Replaces dead sandboxes with a fresh one, its volumes and cgroup ready.
+/// Replaces dead sandboxes with a fresh one (its `attempt`-th), its configuration, volumes and
+/// cgroup prepared in one blocking task. Returns the configuration it was started with.
+///
+/// # Errors
+/// The runtime's failure to stop an old sandbox or run the new one, an invalid sandbox
+/// configuration, or a cgroup or volume that cannot be set up.
 async fn start_sandbox(
     input: &SyncInput,
     runtime: &PodRuntime,
     plan: &VolumePlan,
     payloads: BTreeMap<String, Payload>,
-    config: cri::PodSandboxConfig,
-) -> Result<(), String> {
+    attempt: u32,
+) -> Result<cri::PodSandboxConfig, String> {
     for old in &runtime.sandboxes {
         input
             .port
@@ -326,22 +339,28 @@ async fn start_sandbox(
     }
     let cgroup = spec::pod_cgroup_parent(&input.pod, &input.node);
     let pids_limit = input.node.pod_pids_limit;
-    let plan = plan.clone();
-    tokio::task::spawn_blocking(move || -> Result<(), String> {
+    let (pod, node, plan) = (
+        Arc::clone(&input.pod),
+        Arc::clone(&input.node),
+        plan.clone(),
+    );
+    let config = tokio::task::spawn_blocking(move || -> Result<_, String> {
+        let config = spec::sandbox_config(&pod, &node, attempt).map_err(|e| e.to_string())?;
         spec::ensure_pod_cgroup(&cgroup, pids_limit).map_err(|e| e.to_string())?;
-        volumes::setup_volumes(&plan, &payloads).map_err(|e| volume_failures(&[e]))
+        volumes::setup_volumes(&plan, &payloads).map_err(|e| volume_failures(&[e]))?;
+        Ok(config)
     })
     .await
-    .map_err(|e| format!("volume setup did not finish: {e}"))??;
+    .map_err(|e| format!("sandbox setup did not finish: {e}"))??;
     input
         .port
         .call(cri::RunPodSandboxRequest {
-            config: Some(config),
+            config: Some(config.clone()),
             runtime_handler: String::new(),
         })
         .await
         .map_err(|e| e.to_string())?;
-    Ok(())
+    Ok(config)
 }
 
 /// Whether the running container was created from another spec than `spec` (the hash

@@ -16,6 +16,16 @@ const MAX_MESSAGE_BYTES: u64 = 4096;
 /// The most log lines taken for `FallbackToLogsOnError`.
 const FALLBACK_LOG_LINES: usize = 80;
 
+/// Whether the pod has an exited container, whose message [`read_messages`] would read. A
+/// pod with none (every running pod) needs no blocking task for it.
+#[must_use]
+pub fn any_exited(runtime: &PodRuntime) -> bool {
+    runtime
+        .containers
+        .iter()
+        .any(|c| c.state() == cri::ContainerState::ContainerExited)
+}
+
 /// The termination message of the newest exited instance of each container, by container
 /// name. Reads files: call it from a blocking task.
 #[must_use]
@@ -84,6 +94,27 @@ fn log_tail(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pod::observe::ObservedContainer;
+
+    #[test]
+    fn only_a_pod_with_an_exited_container_has_messages_to_read() {
+        let container = |state: cri::ContainerState| ObservedContainer {
+            sandbox_id: "s".to_owned(),
+            status: cri::ContainerStatus {
+                state: state as i32,
+                ..Default::default()
+            },
+        };
+        let mut runtime = PodRuntime {
+            containers: vec![container(cri::ContainerState::ContainerRunning)],
+            ..PodRuntime::default()
+        };
+        assert!(!any_exited(&runtime));
+        runtime
+            .containers
+            .push(container(cri::ContainerState::ContainerExited));
+        assert!(any_exited(&runtime));
+    }
 
     #[test]
     fn the_log_fallback_takes_the_message_part_of_cri_log_lines() {
