@@ -1,17 +1,21 @@
 //! Managed mode's events and mirror pods against the real control plane and containerd: a
 //! pod's start shows as upstream's events (Pulled, Created, Started) in the API server, a crash
 //! loop is one BackOff event whose count grows (not one object per restart), a failing
-//! liveness probe is Unhealthy then Killing; a static pod gets a mirror pod that shows its
-//! status, comes back when deleted, and goes when the manifest goes.
+//! liveness probe is Unhealthy then Killing; a static pod gets a mirror pod, created exactly
+//! once, that shows its status, comes back when deleted, and goes when the manifest goes.
 //!
 //! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
 //! SERGEANT_CRI_ENDPOINT).
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
 
+use common::cluster::PodWatch;
 use common::managed::{Managed, DEADLINE, HTTPD};
 use common::node::{phase, SHELL};
 use common::{wait_for, TestConfig};
@@ -122,13 +126,36 @@ fn is_mirror_of(pod: &Value, hash: &str) -> bool {
     pod["metadata"]["annotations"]["kubernetes.io/config.mirror"] == hash
 }
 
+/// How long a new mirror pod is watched once it runs: well past the moment the agent's own
+/// watch shows the pod it created and its first status writes, when a second create or a
+/// delete and re-create would happen.
+const MIRROR_WINDOW: Duration = Duration::from_secs(5);
+
+/// The UIDs `watch` (printing `{.metadata.uid}`) shows until `until`.
+fn uids_until(watch: &PodWatch, until: Instant) -> BTreeSet<String> {
+    let mut uids = BTreeSet::new();
+    loop {
+        match watch
+            .events
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            Ok((_, uid)) if !uid.is_empty() => {
+                uids.insert(uid);
+            }
+            Ok(_) => {}
+            Err(RecvTimeoutError::Timeout) => return uids,
+            Err(RecvTimeoutError::Disconnected) => panic!("the pod watch ended"),
+        }
+    }
+}
+
 #[test]
 fn a_static_pod_is_mirrored_kept_and_removed() {
     let manifests = tempfile::tempdir().expect("a manifest dir");
     let node = "mirror-events";
     let config =
         TestConfig::new().kubelet(&format!("staticPodPath: {}\n", manifests.path().display()));
-    let managed = Managed::start_with(node, &[], config, &[]);
+    // In place before the agent starts, as on a fresh node: the Node is not registered yet.
     write_manifest(
         manifests.path(),
         "web.yaml",
@@ -136,7 +163,12 @@ fn a_static_pod_is_mirrored_kept_and_removed() {
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  labels:\n    sergeant-test: {node}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: web\n    image: {HTTPD}\n"
         ),
     );
+    let managed = Managed::start_with(node, &[], config, &[]);
     let mirror_name = format!("web-{node}");
+    let watch = managed.cluster.watch_pods(
+        &["--field-selector", &format!("metadata.name={mirror_name}")],
+        "{.metadata.uid}",
+    );
     let mirror = managed.wait_pod(&mirror_name, "a running mirror pod", |p| {
         p["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_string()
             && phase(p) == "Running"
@@ -157,6 +189,19 @@ fn a_static_pod_is_mirrored_kept_and_removed() {
         .as_str()
         .unwrap_or_default()
         .to_owned();
+    // Created exactly once: no other UID (no delete and re-create) and no second create.
+    let uids = uids_until(&watch, Instant::now() + MIRROR_WINDOW);
+    assert_eq!(
+        uids,
+        BTreeSet::from([first_uid.clone()]),
+        "one mirror pod from creation until {MIRROR_WINDOW:?} after it ran"
+    );
+    let log = managed.agent.log();
+    let creates: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("creating the mirror pod"))
+        .collect();
+    assert_eq!(creates.len(), 1, "one create call: {creates:#?}");
 
     let (ok, out) = managed.cluster.kubectl(&[
         "delete",

@@ -3,7 +3,9 @@
 //! the atomic `..data` layout and kept current; env from config map and secret keys and
 //! `envFrom`; a missing config map holds back only its own pod (`CreateContainerConfigError`,
 //! or `ContainerCreating` for a volume) until it is created; and the default service account
-//! token volume holds a token the API server accepts, bound to the pod.
+//! token volume holds a token the API server accepts, bound to the pod. Reads the Node
+//! authorizer refuses for a moment (it learns of a new pod asynchronously) are retried at once
+//! and cost neither a `FailedMount` event nor a delay of the pod's start.
 //!
 //! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
 //! SERGEANT_CRI_ENDPOINT). Files are read back with `kubectl exec`, so the API server reaches
@@ -19,13 +21,28 @@ use serde_json::Value;
 
 /// A managed node whose kubelet API the API server can reach (for `kubectl exec`).
 fn node(tag: &str) -> Managed {
+    node_with(tag, &[])
+}
+
+/// [`node`] with environment `env`.
+fn node_with(tag: &str, env: &[(&str, &str)]) -> Managed {
     let cluster = Cluster::from_env();
     let mut config = TestConfig::new().kubelet(&format!(
         "authentication:\n  x509:\n    clientCAFile: {}\n",
         cluster.ca_cert().display()
     ));
     config.address = "0.0.0.0".to_owned();
-    Managed::start_with(&format!("vol-{tag}"), &[], config, &[])
+    Managed::start_with(&format!("vol-{tag}"), env, config, &[])
+}
+
+/// Creates pod `name` running `sleep` without `automountServiceAccountToken: false`, so the
+/// admission plugin adds the projected kube-api-access volume (token, kube-root-ca.crt,
+/// namespace).
+fn create_with_service_account(node: &Managed, name: &str) {
+    node.cluster.apply(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    sergeant-test: {node}\nspec:\n  nodeName: {node}\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n",
+        node = node.node
+    ));
 }
 
 /// Config maps and secrets a test made, deleted when it ends (also when it fails).
@@ -230,12 +247,7 @@ fn a_missing_config_map_holds_back_only_its_pod_until_it_is_created() {
 #[test]
 fn the_default_service_account_token_is_mounted_and_accepted() {
     let node = node("token");
-    // No `automountServiceAccountToken: false` here: the admission plugin adds the projected
-    // kube-api-access volume (token, kube-root-ca.crt, namespace).
-    node.cluster.apply(&format!(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: token\n  namespace: default\n  labels:\n    sergeant-test: {node}\nspec:\n  nodeName: {node}\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n",
-        node = node.node
-    ));
+    create_with_service_account(&node, "token");
     let pod = node.wait_pod("token", "Running", |p| phase(p) == "Running");
     let uid = pod["metadata"]["uid"]
         .as_str()
@@ -281,5 +293,46 @@ fn the_default_service_account_token_is_mounted_and_accepted() {
         extra["authentication.kubernetes.io/pod-uid"][0],
         uid.as_str(),
         "{status}"
+    );
+}
+
+/// The Node authorizer answers a node's read of an object 403 Forbidden until its graph links
+/// the object's pod to the node, which it learns of asynchronously: the first read of a new
+/// pod's kube-root-ca.crt can be refused. The failpoint `api::forbidden` refuses the first
+/// attempts the same way, since the real race cannot be forced.
+#[cfg(feature = "failpoints")]
+#[test]
+fn reads_refused_for_a_moment_are_retried_without_a_failed_mount_event() {
+    use std::time::{Duration, Instant};
+    /// How soon the pod must run: the refusals are retried within milliseconds, so this is an
+    /// ordinary start plus slack for a loaded machine.
+    const START_BOUND: Duration = Duration::from_secs(10);
+
+    let node = node_with(
+        "forbidden",
+        &[(
+            "FAILPOINTS",
+            "api::forbidden=3*return(no relationship found between node and this object)",
+        )],
+    );
+    let created = Instant::now();
+    create_with_service_account(&node, "refused");
+    let pod = wait_for("refused: Running", START_BOUND, || {
+        node.pod("refused").filter(|p| phase(p) == "Running")
+    });
+    eprintln!("Running {:?} after its creation", created.elapsed());
+    let uid = pod["metadata"]["uid"].as_str().unwrap_or_default();
+    // Events are written in order: once Started is there, an earlier FailedMount would be too.
+    node.wait_event(("refused", uid), "Started", |_| true);
+    let failed_mounts: Vec<Value> = node
+        .events("refused", uid)
+        .into_iter()
+        .filter(|e| e["reason"] == "FailedMount")
+        .collect();
+    assert!(failed_mounts.is_empty(), "{failed_mounts:#?}");
+    let log = node.agent.log();
+    assert!(
+        log.contains("allowed after 3 Forbidden answers"),
+        "the refusals were retried:\n{log}"
     );
 }

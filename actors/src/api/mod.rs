@@ -2,11 +2,19 @@
 //! actor that talks to the control plane shares (node status and lease, the API pod source,
 //! the status manager, events, the pod actors' reads of config maps, secrets and tokens with
 //! [`fetch_pod_objects`]); without `--kubeconfig` sergeant is standalone and none of them run.
+//! [`node_pods`] is the watch of the node's pods. Retries against the API server are paced by
+//! one jittered, bounded back-off, [`RetryBackoff`]; reads the Node authorizer refuses for a
+//! moment after a pod is bound are retried before they count as failures (`forbidden`).
 
+mod backoff;
 mod client;
+mod forbidden;
 mod pod_objects;
 mod token;
+mod watch;
 
+pub use backoff::RetryBackoff;
 pub use client::{client_from_kubeconfig, ApiClientError};
 pub use pod_objects::fetch_pod_objects;
 pub use token::TokenCache;
+pub use watch::{node_pods, PodWatchItem};

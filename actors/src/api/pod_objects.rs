@@ -1,12 +1,15 @@
 //! Reading what a pod refers to from the API server — its config maps, secrets (with their
 //! types, which pull secrets are read by) and service account tokens — with the node's own
 //! credentials, into the [`PodObjects`] the pure pod builders take. A read that fails is
-//! recorded, so only the volume or container that needs the object waits.
+//! recorded, so only the volume or container that needs the object waits; one the Node
+//! authorizer refuses because it has not seen the pod's binding yet is retried first
+//! ([`retry_forbidden`]).
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::{Api, Client};
 use sergeant_messages::pods::core::Pod;
 
+use super::forbidden::retry_forbidden;
 use super::token::{TokenCache, TokenOwner};
 use crate::pod::spec::{references, ObjectData, ObjectKind, PodObjects};
 
@@ -47,26 +50,31 @@ async fn read(
     kind: ObjectKind,
     name: &str,
 ) -> Result<Option<(ObjectData, Option<String>)>, String> {
-    let failed = |e: kube::Error| format!("reading {} {namespace}/{name}: {e}", kind.noun());
+    let what = format!("reading {} {namespace}/{name}", kind.noun());
+    let failed = |e: kube::Error| format!("{what}: {e}");
     Ok(match kind {
-        ObjectKind::ConfigMap => Api::<ConfigMap>::namespaced(client.clone(), namespace)
-            .get_opt(name)
-            .await
-            .map_err(failed)?
-            .map(|config_map| (config_map_data(config_map), None)),
-        ObjectKind::Secret => Api::<Secret>::namespaced(client.clone(), namespace)
-            .get_opt(name)
-            .await
-            .map_err(failed)?
-            .map(|secret| {
-                let data = secret
-                    .data
-                    .into_iter()
-                    .flatten()
-                    .map(|(key, value)| (key, value.0))
-                    .collect();
-                (data, secret.type_)
-            }),
+        ObjectKind::ConfigMap => {
+            let api = Api::<ConfigMap>::namespaced(client.clone(), namespace);
+            retry_forbidden(&what, || api.get_opt(name))
+                .await
+                .map_err(failed)?
+                .map(|config_map| (config_map_data(config_map), None))
+        }
+        ObjectKind::Secret => {
+            let api = Api::<Secret>::namespaced(client.clone(), namespace);
+            retry_forbidden(&what, || api.get_opt(name))
+                .await
+                .map_err(failed)?
+                .map(|secret| {
+                    let data = secret
+                        .data
+                        .into_iter()
+                        .flatten()
+                        .map(|(key, value)| (key, value.0))
+                        .collect();
+                    (data, secret.type_)
+                })
+        }
     })
 }
 

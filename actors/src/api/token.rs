@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::PostParams;
 use kube::{Api, Client};
 
+use super::forbidden::retry_forbidden;
 use crate::pod::spec::TokenKey;
 
 /// A token is renewed at the latest after this long, whatever its lifetime.
@@ -101,15 +102,17 @@ async fn request(
         ..TokenRequest::default()
     };
     let issued = SystemTime::now();
-    let answer = Api::<ServiceAccount>::namespaced(client.clone(), owner.namespace)
-        .create_token_request(&key.service_account, &PostParams::default(), &request)
-        .await
-        .map_err(|e| {
-            format!(
-                "requesting a token of service account {}/{}: {e}",
-                owner.namespace, key.service_account
-            )
-        })?;
+    let what = format!(
+        "requesting a token of service account {}/{}",
+        owner.namespace, key.service_account
+    );
+    let accounts = Api::<ServiceAccount>::namespaced(client.clone(), owner.namespace);
+    let params = PostParams::default();
+    let answer = retry_forbidden(&what, || {
+        accounts.create_token_request(&key.service_account, &params, &request)
+    })
+    .await
+    .map_err(|e| format!("{what}: {e}"))?;
     let status = answer.status.ok_or_else(|| {
         format!(
             "the token request of service account {}/{} was answered without a token",

@@ -10,24 +10,27 @@ use std::time::Duration;
 use actix::{
     Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, StreamHandler, WrapFuture,
 };
-use kube::api::{ApiResource, DynamicObject};
-use kube::runtime::{watcher, WatchStreamExt};
-use kube::{Api, Client};
+use kube::Client;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::SourceSnapshot;
 use tokio::sync::watch;
 
 use super::plan::{key_of, plan, Action};
 use super::pod::{is_static_pod, mirror_hash, mirror_of};
-use super::store::MirrorStore;
+use super::store::{MirrorStore, Written};
 use super::write::{create, delete, node_uid, MirrorError};
 use super::MirrorView;
+use crate::api::{node_pods, PodWatchItem, RetryBackoff};
 use crate::failpoint;
 use crate::supervisor::ChildEnv;
 
 /// How often the mirror pods are checked even when nothing changed (a failed write is retried
 /// then).
 const RECHECK: Duration = Duration::from_secs(10);
+/// The first and the largest step between two reads of the Node's UID until it is registered:
+/// on a fresh node the node-status actor registers it within moments, and the mirror pods
+/// should follow as promptly, not at the next recheck.
+const NODE_RETRY: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));
 
 /// Keeps the mirror pods of the node's static pods.
 pub struct MirrorPods {
@@ -38,6 +41,8 @@ pub struct MirrorPods {
     out: watch::Sender<MirrorView>,
     store: MirrorStore,
     node_uid: Option<String>,
+    /// The delay before the Node's UID is read again.
+    node_retry: RetryBackoff,
     /// Pods (`namespace/name`) with a write in flight.
     busy: BTreeSet<String>,
 }
@@ -61,6 +66,7 @@ impl MirrorPods {
             out,
             store: MirrorStore::default(),
             node_uid: None,
+            node_retry: RetryBackoff::new(NODE_RETRY.0, NODE_RETRY.1),
             busy: BTreeSet::new(),
         }
     }
@@ -102,13 +108,15 @@ impl MirrorPods {
             let work = match action {
                 Action::Create(static_pod) => {
                     let Some(owner) = self.node_uid.clone() else {
-                        continue; // the Node is not registered yet: the recheck tries again
+                        continue; // the Node is not registered yet: looked at again once it is
                     };
                     tracing::info!(pod = key, "creating the mirror pod");
                     let mirror = mirror_of(&static_pod, &self.node, &owner);
-                    futures::future::FutureExt::boxed_local(
-                        async move { create(client, &mirror).await },
-                    )
+                    futures::future::FutureExt::boxed_local(async move {
+                        create(client, &mirror)
+                            .await
+                            .map(|pod| Written::Created(Arc::new(pod)))
+                    })
                 }
                 Action::Delete {
                     namespace,
@@ -116,8 +124,11 @@ impl MirrorPods {
                     uid,
                 } => {
                     tracing::info!(pod = key, "deleting an outdated or orphaned mirror pod");
+                    let key = key.clone();
                     futures::future::FutureExt::boxed_local(async move {
-                        delete(client, &namespace, &name, &uid).await
+                        delete(client, &namespace, &name, &uid)
+                            .await
+                            .map(|()| Written::Deleted { key, uid })
                     })
                 }
             };
@@ -125,7 +136,10 @@ impl MirrorPods {
             ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
                 act.busy.remove(&key);
                 match result {
-                    Ok(()) => act.look(ctx),
+                    Ok(written) => {
+                        act.store.wrote(written);
+                        act.look(ctx);
+                    }
                     Err(error) => tracing::warn!(pod = key, "{error}; retrying"),
                 }
             }));
@@ -150,16 +164,22 @@ impl MirrorPods {
         });
     }
 
+    /// Reads the Node's UID, again and again until it is registered.
     fn fetch_node_uid(&self, ctx: &mut Context<Self>) {
         let (client, node) = (self.client.clone(), self.node.clone());
         let work = async move { node_uid(client, &node).await };
-        ctx.spawn(work.into_actor(self).map(|result, act, ctx| match result {
-            Ok(uid) => {
-                act.node_uid = Some(uid);
-                act.look(ctx);
+        ctx.spawn(work.into_actor(self).map(|result, act, ctx| {
+            match result {
+                Ok(uid) => {
+                    act.node_uid = Some(uid);
+                    return act.look(ctx);
+                }
+                Err(error @ MirrorError::NoNode { .. }) => tracing::debug!("{error}"),
+                Err(error) => tracing::warn!("{error}"),
             }
-            Err(error @ MirrorError::NoNode { .. }) => tracing::debug!("{error}"),
-            Err(error) => tracing::warn!("{error}"),
+            ctx.run_later(act.node_retry.next_delay(), |act, ctx| {
+                act.fetch_node_uid(ctx);
+            });
         }));
     }
 }
@@ -179,17 +199,9 @@ impl Actor for MirrorPods {
             }
             .into_actor(self),
         );
-        let resource = ApiResource::erase::<Pod>(&());
-        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource);
-        let config = watcher::Config::default().fields(&format!("spec.nodeName={}", self.node));
-        ctx.add_stream(watcher(api, config).default_backoff());
+        ctx.add_stream(node_pods(self.client.clone(), &self.node));
         self.fetch_node_uid(ctx);
-        ctx.run_interval(RECHECK, |act, ctx| {
-            if act.node_uid.is_none() {
-                act.fetch_node_uid(ctx);
-            }
-            act.look(ctx);
-        });
+        ctx.run_interval(RECHECK, Self::look);
     }
 }
 
@@ -209,12 +221,8 @@ impl Handler<StaticsChanged> for MirrorPods {
     }
 }
 
-impl StreamHandler<Result<watcher::Event<DynamicObject>, watcher::Error>> for MirrorPods {
-    fn handle(
-        &mut self,
-        event: Result<watcher::Event<DynamicObject>, watcher::Error>,
-        ctx: &mut Context<Self>,
-    ) {
+impl StreamHandler<PodWatchItem> for MirrorPods {
+    fn handle(&mut self, event: PodWatchItem, ctx: &mut Context<Self>) {
         match event {
             Ok(event) => {
                 if self.store.apply(event) {

@@ -1,5 +1,8 @@
 //! The mirror pods the API server holds for this node, by `namespace/name`, from a watch of the
-//! node's pods (other pods are skipped). A relist replaces the view only once complete.
+//! node's pods (other pods are skipped). A relist replaces the view only once complete. The
+//! agent's own writes are taken in as soon as the API server confirms them, since the watch
+//! shows them only a moment later: a look in between would otherwise write again (a second
+//! create of a mirror pod just made, refused as AlreadyExists).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,6 +13,20 @@ use sergeant_messages::pods::core::Pod;
 
 use super::plan::key_of;
 use super::pod::mirror_hash;
+
+/// A write of the agent's own that the API server confirmed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Written {
+    /// This mirror pod was created (as the API server returned it, with its UID).
+    Created(Arc<Pod>),
+    /// The mirror pod `key` with this UID was deleted (or was already gone).
+    Deleted {
+        /// Its `namespace/name`.
+        key: String,
+        /// Its UID.
+        uid: String,
+    },
+}
 
 /// The mirror pods seen so far.
 #[derive(Debug, Default)]
@@ -38,10 +55,34 @@ impl MirrorStore {
             }
             Event::Apply(object) => insert(&mut self.view, object),
             Event::Delete(object) => mirror(object).is_some_and(|pod| {
-                self.view.remove(&key_of(&pod));
-                true
+                let key = key_of(&pod);
+                self.forget(&key, pod.metadata.uid.as_deref().unwrap_or_default())
             }),
         }
+    }
+
+    /// Takes in a write of the agent's own before the watch shows it.
+    pub fn wrote(&mut self, written: Written) {
+        match written {
+            Written::Created(pod) => {
+                self.view.insert(key_of(&pod), pod);
+            }
+            Written::Deleted { key, uid } => {
+                self.forget(&key, &uid);
+            }
+        }
+    }
+
+    /// Drops `key` if it still is the mirror pod with `uid` (not one made since); true if so.
+    fn forget(&mut self, key: &str, uid: &str) -> bool {
+        let same = self
+            .view
+            .get(key)
+            .is_some_and(|pod| pod.metadata.uid.as_deref() == Some(uid));
+        if same {
+            self.view.remove(key);
+        }
+        same
     }
 
     /// Whether a complete list has been read.
@@ -86,16 +127,60 @@ mod tests {
     use super::*;
 
     fn object(name: &str, mirror: bool) -> DynamicObject {
+        with_uid(name, name, mirror)
+    }
+
+    fn with_uid(name: &str, uid: &str, mirror: bool) -> DynamicObject {
         let annotations = if mirror {
             serde_json::json!({ "kubernetes.io/config.mirror": "h1" })
         } else {
             serde_json::json!({})
         };
         serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name, "namespace": "default", "uid": name, "annotations": annotations},
+            "metadata": {"name": name, "namespace": "default", "uid": uid, "annotations": annotations},
             "spec": {"containers": []},
         }))
         .unwrap()
+    }
+
+    fn pod(object: DynamicObject) -> Pod {
+        serde_json::from_value(serde_json::to_value(object).unwrap()).unwrap()
+    }
+
+    fn uid_of(store: &MirrorStore) -> Option<&str> {
+        store.view().get("default/m")?.metadata.uid.as_deref()
+    }
+
+    #[test]
+    fn own_writes_count_before_the_watch_shows_them_and_late_events_do_not_undo_them() {
+        let mut store = MirrorStore::default();
+        store.apply(Event::Init);
+        store.apply(Event::InitApply(with_uid("m", "old", true)));
+        store.apply(Event::InitDone);
+        // Replaced: the agent deletes "old" and creates "new" before the watch shows either.
+        store.wrote(Written::Deleted {
+            key: "default/m".to_owned(),
+            uid: "old".to_owned(),
+        });
+        assert_eq!(uid_of(&store), None);
+        store.wrote(Written::Created(Arc::new(pod(with_uid("m", "new", true)))));
+        assert_eq!(
+            uid_of(&store),
+            Some("new"),
+            "seen before the watch shows it"
+        );
+        assert!(
+            !store.apply(Event::Delete(with_uid("m", "old", true))),
+            "the late deletion of the old one changes nothing"
+        );
+        assert_eq!(uid_of(&store), Some("new"));
+        store.apply(Event::Apply(with_uid("m", "new", true)));
+        assert_eq!(uid_of(&store), Some("new"));
+        store.wrote(Written::Deleted {
+            key: "default/m".to_owned(),
+            uid: "old".to_owned(),
+        });
+        assert_eq!(uid_of(&store), Some("new"), "a deletion by UID only");
     }
 
     #[test]

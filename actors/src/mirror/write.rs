@@ -6,6 +6,8 @@ use kube::api::{DeleteParams, PostParams, Preconditions};
 use kube::{Api, Client};
 use sergeant_messages::pods::core::Pod;
 
+use super::pod::mirror_hash;
+
 /// Why a mirror pod call failed; the next look tries again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MirrorError {
@@ -45,23 +47,38 @@ pub async fn node_uid(client: Client, node: &str) -> Result<String, MirrorError>
     }
 }
 
-/// Creates `mirror`.
+/// Creates `mirror`; returns it as the API server holds it. When the name is taken by the
+/// very mirror pod wanted (the same static pod hash, not being deleted: made by an earlier
+/// call the watch had not shown yet), that one is the answer, as upstream's mirror client
+/// takes it.
 ///
 /// # Errors
 /// [`MirrorError::Failed`] when the API server refused it (another pod has the name, say).
-pub async fn create(client: Client, mirror: &Pod) -> Result<(), MirrorError> {
+pub async fn create(client: Client, mirror: &Pod) -> Result<Pod, MirrorError> {
     let namespace = mirror.metadata.namespace.as_deref().unwrap_or("default");
+    let name = mirror.metadata.name.as_deref().unwrap_or_default();
+    let failed = |reason: String| MirrorError::Failed {
+        what: format!("creating mirror pod {namespace}/{name}"),
+        reason,
+    };
     let pods: Api<Pod> = Api::namespaced(client, namespace);
-    pods.create(&PostParams::default(), mirror)
-        .await
-        .map(drop)
-        .map_err(|error| MirrorError::Failed {
-            what: format!(
-                "creating mirror pod {namespace}/{}",
-                mirror.metadata.name.as_deref().unwrap_or_default()
-            ),
-            reason: error.to_string(),
-        })
+    match pods.create(&PostParams::default(), mirror).await {
+        Ok(created) => Ok(created),
+        Err(kube::Error::Api(status)) if status.is_already_exists() => {
+            let existing = pods
+                .get_opt(name)
+                .await
+                .map_err(|e| failed(format!("{status}; reading the pod there: {e}")))?;
+            existing
+                .filter(|pod| {
+                    pod.metadata.deletion_timestamp.is_none()
+                        && mirror_hash(pod).is_some()
+                        && mirror_hash(pod) == mirror_hash(mirror)
+                })
+                .ok_or_else(|| failed(status.to_string()))
+        }
+        Err(error) => Err(failed(error.to_string())),
+    }
 }
 
 /// Deletes the mirror pod `namespace/name` now, if it still has `uid`; one already gone is

@@ -1,18 +1,17 @@
 //! The `ApiPodSource` actor: managed mode's source of pods, as upstream's API server source.
-//! It watches the pods bound to this node (`spec.nodeName=<node>`, every namespace) with
-//! kube-runtime's watcher, which lists, watches from the list's resource version, resumes
-//! after a disconnect, lists again after an expired one (410), and backs off between failures.
+//! It watches the pods bound to this node ([`node_pods`]: `spec.nodeName=<node>`, every
+//! namespace), which lists, watches from the list's resource version, resumes after a
+//! disconnect, lists again after an expired one (410), and backs off between failures briefly
+//! enough that pods bound during an API server outage start within seconds of its return.
 //! The whole view is published as the API source's snapshot after every change.
 
 use actix::{Actor, AsyncContext, Context, StreamHandler};
-use kube::api::{ApiResource, DynamicObject};
-use kube::runtime::{watcher, WatchStreamExt};
-use kube::{Api, Client};
-use sergeant_messages::pods::core::Pod;
+use kube::Client;
 use sergeant_messages::pods::{RejectedManifest, SourceSnapshot};
 use tokio::sync::watch;
 
 use super::api_store::ApiStore;
+use crate::api::{node_pods, PodWatchItem};
 use crate::failpoint;
 use crate::supervisor::{ChildEnv, ChildSpec, Slot};
 
@@ -84,19 +83,12 @@ impl Actor for ApiPodSource {
             "listing the pods of node {} (not synced yet)",
             self.node
         ));
-        let resource = ApiResource::erase::<Pod>(&());
-        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource);
-        let config = watcher::Config::default().fields(&format!("spec.nodeName={}", self.node));
-        ctx.add_stream(watcher(api, config).default_backoff());
+        ctx.add_stream(node_pods(self.client.clone(), &self.node));
     }
 }
 
-impl StreamHandler<Result<watcher::Event<DynamicObject>, watcher::Error>> for ApiPodSource {
-    fn handle(
-        &mut self,
-        event: Result<watcher::Event<DynamicObject>, watcher::Error>,
-        ctx: &mut Context<Self>,
-    ) {
+impl StreamHandler<PodWatchItem> for ApiPodSource {
+    fn handle(&mut self, event: PodWatchItem, ctx: &mut Context<Self>) {
         if let Err(fault) = failpoint::check("api-source::event") {
             return self.env.fail(ctx, fault);
         }

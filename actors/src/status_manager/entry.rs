@@ -1,15 +1,21 @@
 //! One pod's write queue: the status last written, the newest one waiting, and at most one
 //! write in flight. Reports replace the waiting status (latest wins, so a burst becomes one
 //! patch), and since writes to one pod never overlap, an older status can never land after a
-//! newer one. Failed writes are retried with exponential back-off; once the pod actor has
+//! newer one. Failed writes are retried with the bounded, jittered back-off of every retry
+//! against the API server ([`RetryBackoff`]): after an outage the status changes it missed
+//! reach it within seconds, and the node's pods do not retry in lockstep. Once the pod actor has
 //! terminated a pod being deleted, and its last status is written, the pod is deleted.
 
 use std::time::{Duration, Instant};
 
 use sergeant_messages::pods::core::PodStatus;
 
+use crate::api::RetryBackoff;
+
+/// The first step between two attempts to write a pod's status.
 const BACKOFF_INITIAL: Duration = Duration::from_millis(200);
-const BACKOFF_MAX: Duration = Duration::from_secs(10);
+/// The largest step: once the API server answers again, a missed change is written within it.
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// What to do next for one pod.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,7 +29,7 @@ pub(super) enum Next {
 }
 
 /// One pod's queue.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct PodEntry {
     last_written: Option<PodStatus>,
     /// The newest status not written yet, and when the oldest unwritten change came in.
@@ -33,7 +39,21 @@ pub(super) struct PodEntry {
     /// Waiting out a back-off before the next attempt.
     backing_off: bool,
     finished: bool,
-    failures: u32,
+    /// The delay before the next attempt after a failed write.
+    backoff: RetryBackoff,
+}
+
+impl Default for PodEntry {
+    fn default() -> Self {
+        Self {
+            last_written: None,
+            pending: None,
+            in_flight: None,
+            backing_off: false,
+            finished: false,
+            backoff: RetryBackoff::new(BACKOFF_INITIAL, BACKOFF_MAX),
+        }
+    }
 }
 
 impl PodEntry {
@@ -78,7 +98,7 @@ impl PodEntry {
 
     /// The patch of `status` succeeded; returns how long the change waited to be written.
     pub(super) fn written(&mut self, status: PodStatus, now: Instant) -> Duration {
-        self.failures = 0;
+        self.backoff.reset();
         self.last_written = Some(status);
         self.in_flight
             .take()
@@ -93,9 +113,7 @@ impl PodEntry {
             self.pending = Some((status, since));
         }
         self.backing_off = true;
-        let delay = BACKOFF_INITIAL.saturating_mul(1 << self.failures.min(16));
-        self.failures += 1;
-        delay.min(BACKOFF_MAX)
+        self.backoff.next_delay()
     }
 
     /// The back-off is over.
@@ -162,7 +180,8 @@ mod tests {
         let Next::Patch(sent) = entry.next(false, None) else {
             panic!("no patch");
         };
-        assert_eq!(entry.failed(Some(*sent)), BACKOFF_INITIAL);
+        let first = entry.failed(Some(*sent));
+        assert!(first <= BACKOFF_INITIAL, "{first:?}");
         assert_eq!(entry.next(false, None), Next::Idle, "backing off");
         entry.retry();
         assert_eq!(
@@ -170,7 +189,8 @@ mod tests {
             Next::Patch(Box::new(phase("Pending")))
         );
         entry.report(phase("Running"), None, now);
-        assert_eq!(entry.failed(Some(phase("Pending"))), BACKOFF_INITIAL * 2);
+        let second = entry.failed(Some(phase("Pending")));
+        assert!(second >= BACKOFF_INITIAL, "the back-off grows: {second:?}");
         entry.retry();
         assert_eq!(
             entry.next(false, None),
