@@ -4,12 +4,25 @@
 //! pinned release (`UPSTREAM_KUBELET`). A benchmark: it prints numbers and writes
 //! `$SERGEANT_RESULTS_DIR/managed_startup.json`, it asserts nothing.
 //!
-//! Needs SERGEANT_CRI_ENDPOINT and SERGEANT_CONTROL_PLANE_DIR (see tests/bench.sh).
+//! Each agent gets a cgroup root and a pod logs directory of its own (see
+//! `common/isolation.rs`: with the defaults the upstream kubelet kills the pods of every other
+//! agent on the machine), and its log goes to
+//! `$SERGEANT_RESULTS_DIR/managed_startup-<agent>.log`. When a round does not see all its pods
+//! Running, or an agent does not get its Node Ready, the benchmark says why (the Node's
+//! conditions and taints, the pods' states, their events, the agent's last errors) on stdout
+//! and in the results file.
+//!
+//! Needs SERGEANT_CRI_ENDPOINT and SERGEANT_CONTROL_PLANE_DIR (see tests/bench.sh). The
+//! containerd instance must be one of its own (`node-env.sh up --instance bench`): the upstream
+//! kubelet removes every container on it that it does not know.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "common/isolation.rs"]
+mod isolation;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
@@ -17,13 +30,23 @@ use std::time::{Duration, Instant, SystemTime};
 use common::cluster::Cluster;
 use common::managed::{cri_endpoint, Managed};
 use common::node::SHELL;
-use common::{free_port, wait_for, TestConfig};
-use serde_json::json;
+use common::{free_port, TestConfig};
+use isolation::Isolation;
+use serde_json::{json, Value};
 
-/// Pods per round.
+/// Pods per measured round. One unmeasured pod comes first, so that neither agent's numbers
+/// include pulling the images into the fresh containerd, or its own first-pod set-up.
 const ROUNDS: [usize; 2] = [1, 30];
 /// How long a round may take.
 const ROUND_DEADLINE: Duration = Duration::from_secs(300);
+/// How long an agent may take to get its Node Ready.
+const READY_DEADLINE: Duration = Duration::from_secs(120);
+/// How long the pods of a round may take to go after their deletion.
+const DELETE_TIMEOUT: &str = "120s";
+/// How long the agent's containers may take to stop once their pods were deleted.
+const STOP_DEADLINE: Duration = Duration::from_secs(60);
+/// How often the Node, or the agent's pod cgroups, are looked at while waiting.
+const POLL: Duration = Duration::from_millis(250);
 
 fn results_dir() -> PathBuf {
     std::env::var_os("SERGEANT_RESULTS_DIR").map_or_else(
@@ -35,27 +58,39 @@ fn results_dir() -> PathBuf {
 /// The upstream kubelet registered with the control plane; killed when dropped.
 struct Upstream {
     child: Child,
+    log: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Upstream {
-    fn start(binary: &Path, cluster: &Cluster, node: &str) -> Self {
+    /// Starts `binary` as Node `node` with the node credentials the control plane issues for
+    /// it, on the benchmark's containerd, with `isolation`'s cgroup root and pod logs
+    /// directory, writing its log to `log`.
+    fn start(
+        binary: &Path,
+        cluster: &Cluster,
+        node: &str,
+        isolation: &Isolation,
+        log: &Path,
+    ) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let config = dir.path().join("config.yaml");
-        std::fs::write(
+        fs::write(
             &config,
             format!(
                 "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
                  healthzPort: {}\nreadOnlyPort: 0\nport: {}\ncontainerRuntimeEndpoint: {}\ncgroupDriver: cgroupfs\n\
-                 failSwapOn: false\nfailCgroupV1: false\nauthentication:\n  anonymous: {{enabled: false}}\n  \
+                 failSwapOn: false\nfailCgroupV1: false\n{}authentication:\n  anonymous: {{enabled: false}}\n  \
                  x509: {{clientCAFile: {}}}\nauthorization: {{mode: Webhook}}\n",
                 free_port(),
                 free_port(),
                 cri_endpoint(),
+                isolation.kubelet_config(),
                 cluster.ca_cert().display()
             ),
         )
         .expect("config written");
+        let out = fs::File::create(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
         let child = Command::new(binary)
             .arg("--config")
             .arg(&config)
@@ -64,11 +99,16 @@ impl Upstream {
             .arg("--root-dir")
             .arg(dir.path().join("root"))
             .args(["--hostname-override", node])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("log handle"))
+            .stderr(out)
             .spawn()
-            .expect("the upstream kubelet starts");
-        Self { child, _dir: dir }
+            .unwrap_or_else(|e| panic!("the upstream kubelet {} starts: {e}", binary.display()));
+        Self {
+            child,
+            log: log.to_owned(),
+            _dir: dir,
+        }
     }
 }
 
@@ -79,21 +119,256 @@ impl Drop for Upstream {
     }
 }
 
-fn wait_ready(cluster: &Cluster, node: &str) {
-    wait_for(&format!("node {node} Ready"), ROUND_DEADLINE, || {
-        let ready = cluster.get_json(&["node", node]).is_some_and(|n| {
-            n["status"]["conditions"].as_array().is_some_and(|all| {
-                all.iter()
-                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
-            })
-        });
-        ready.then_some(())
-    });
+/// The agent under measurement.
+enum Agent {
+    Sergeant(Box<Managed>),
+    Upstream(Upstream),
 }
 
-/// Creates `count` pods on `node` and returns, per pod, creation to Running as a watch saw it.
-fn round(cluster: &Cluster, node: &str, round: usize, count: usize) -> Vec<Duration> {
-    let label = format!("bench-{node}-{round}");
+impl Agent {
+    /// How the agent's process ended, if it did.
+    fn exited(&mut self) -> Option<String> {
+        match self {
+            Agent::Sergeant(managed) => {
+                // A child that exited is a zombie until the harness reaps it.
+                let stat = fs::read_to_string(format!("/proc/{}/stat", managed.agent.pid()))
+                    .unwrap_or_default();
+                let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+                matches!(state, None | Some(Some('Z'))).then(|| "exited".to_owned())
+            }
+            Agent::Upstream(upstream) => match upstream.child.try_wait() {
+                Ok(Some(status)) => Some(status.to_string()),
+                Ok(None) => None,
+                Err(e) => Some(format!("unknown ({e})")),
+            },
+        }
+    }
+
+    /// The agent's log so far.
+    fn log(&self) -> String {
+        match self {
+            Agent::Sergeant(managed) => managed.agent.log(),
+            Agent::Upstream(upstream) => fs::read_to_string(&upstream.log).unwrap_or_default(),
+        }
+    }
+}
+
+/// The status of the Node's condition `kind`, with its reason and message.
+fn condition(node: &Value, kind: &str) -> Option<String> {
+    let all = node["status"]["conditions"].as_array()?;
+    let c = all.iter().find(|c| c["type"] == kind)?;
+    Some(format!(
+        "{}={} ({}: {})",
+        kind,
+        c["status"].as_str().unwrap_or("?"),
+        c["reason"].as_str().unwrap_or(""),
+        c["message"].as_str().unwrap_or("")
+    ))
+}
+
+/// Waits until Node `node` is Ready; says why not when the agent exits first or the deadline
+/// passes.
+fn wait_ready(cluster: &Cluster, node: &str, agent: &mut Agent) -> Result<Duration, String> {
+    let start = Instant::now();
+    loop {
+        let seen = cluster.get_json(&["node", node]);
+        if let Some(n) = &seen {
+            let ready = n["status"]["conditions"].as_array().is_some_and(|all| {
+                all.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            });
+            if ready {
+                return Ok(start.elapsed());
+            }
+        }
+        if let Some(status) = agent.exited() {
+            return Err(format!(
+                "the agent exited ({status}) before Node {node} was Ready"
+            ));
+        }
+        if start.elapsed() > READY_DEADLINE {
+            return Err(match seen {
+                None => format!("Node {node} was not registered within {READY_DEADLINE:?}"),
+                Some(n) => format!(
+                    "Node {node} not Ready within {READY_DEADLINE:?}: {}",
+                    condition(&n, "Ready").unwrap_or_else(|| "no Ready condition".to_owned())
+                ),
+            });
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Counts each distinct value of `items`, most frequent first, as "value ×n".
+fn tally(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut counts = BTreeMap::<String, usize>::new();
+    for item in items {
+        *counts.entry(item).or_default() += 1;
+    }
+    let mut counts: Vec<_> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counts
+        .into_iter()
+        .map(|(v, n)| format!("{v} ×{n}"))
+        .collect()
+}
+
+/// What stands between `pod` and Running: its phase, and the reason and message of its own
+/// status or of its first waiting or terminated container.
+fn pod_state(pod: &Value) -> String {
+    let status = &pod["status"];
+    let phase = status["phase"].as_str().unwrap_or("no phase");
+    let container = status["containerStatuses"]
+        .as_array()
+        .and_then(|all| {
+            all.iter().find_map(|c| {
+                let state = &c["state"];
+                state["waiting"]
+                    .as_object()
+                    .or_else(|| state["terminated"].as_object())
+            })
+        })
+        .map(|s| {
+            format!(
+                "{}: {}",
+                s.get("reason").and_then(Value::as_str).unwrap_or(""),
+                s.get("message").and_then(Value::as_str).unwrap_or("")
+            )
+        });
+    let own = status["reason"]
+        .as_str()
+        .map(|r| format!("{r}: {}", status["message"].as_str().unwrap_or("")));
+    match own.or(container) {
+        Some(why) => format!("{phase} ({})", why.trim_end_matches(": ")),
+        None => phase.to_owned(),
+    }
+}
+
+/// Why the pods labelled `bench=<label>` on `node` did not all run: the Node's conditions and
+/// taints, the states of the pods not Running, their events and the Node's, and the agent's
+/// last errors and warnings.
+fn diagnose(cluster: &Cluster, node: &str, label: &str, agent: &mut Agent) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(status) = agent.exited() {
+        lines.push(format!("the agent exited: {status}"));
+    }
+    match cluster.get_json(&["node", node]) {
+        None => lines.push(format!("Node {node} does not exist")),
+        Some(n) => {
+            lines.push(format!(
+                "Node {node}: {}",
+                condition(&n, "Ready").unwrap_or_else(|| "no Ready condition".to_owned())
+            ));
+            for kind in [
+                "MemoryPressure",
+                "DiskPressure",
+                "PIDPressure",
+                "NetworkUnavailable",
+            ] {
+                if let Some(c) = condition(&n, kind).filter(|c| !c.contains("=False")) {
+                    lines.push(format!("Node {node}: {c}"));
+                }
+            }
+            let taints: Vec<String> = n["spec"]["taints"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    format!(
+                        "{}:{}",
+                        t["key"].as_str().unwrap_or(""),
+                        t["effect"].as_str().unwrap_or("")
+                    )
+                })
+                .collect();
+            if !taints.is_empty() {
+                lines.push(format!("Node {node} taints: {}", taints.join(", ")));
+            }
+        }
+    }
+    let selector = format!("bench={label}");
+    let pods = cluster
+        .get_json(&["pods", "-n", "default", "-l", &selector])
+        .and_then(|list| list["items"].as_array().cloned())
+        .unwrap_or_default();
+    let stuck = tally(
+        pods.iter()
+            .filter(|p| p["status"]["phase"] != "Running")
+            .map(pod_state),
+    );
+    if !stuck.is_empty() {
+        lines.push(format!("pods not Running: {}", stuck.join("; ")));
+    }
+    let events = cluster
+        .get_json(&["events", "-n", "default"])
+        .and_then(|list| list["items"].as_array().cloned())
+        .unwrap_or_default();
+    // The events of these pods (by UID: earlier runs had pods of the same names), and the
+    // Node's warnings (the kubelet names its Node by name, not UID, so those of an earlier
+    // agent of the same name count too).
+    let uids: BTreeSet<&str> = pods
+        .iter()
+        .filter_map(|p| p["metadata"]["uid"].as_str())
+        .collect();
+    let ours = events.iter().filter(|e| {
+        let object = &e["involvedObject"];
+        (object["kind"] == "Pod" && object["uid"].as_str().is_some_and(|u| uids.contains(u)))
+            || (object["kind"] == "Node" && object["name"] == node && e["type"] == "Warning")
+    });
+    let reasons = tally(ours.map(|e| {
+        let message: String = e["message"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .take(300)
+            .collect();
+        format!(
+            "{} {} {}: {}",
+            e["involvedObject"]["kind"].as_str().unwrap_or(""),
+            e["type"].as_str().unwrap_or(""),
+            e["reason"].as_str().unwrap_or(""),
+            message
+        )
+    }));
+    for reason in reasons.iter().take(12) {
+        lines.push(format!("event: {reason}"));
+    }
+    // klog's errors and warnings start with E or W and the date; sergeant's carry the level.
+    let log = agent.log();
+    let complaints: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            let klog = (l.starts_with('E') || l.starts_with('W'))
+                && l[1..].starts_with(|c: char| c.is_ascii_digit());
+            klog || l.contains(" ERROR ") || l.contains(" WARN ")
+        })
+        .collect();
+    for line in &complaints[complaints.len().saturating_sub(12)..] {
+        let line: String = line.chars().take(400).collect();
+        lines.push(format!("agent log: {line}"));
+    }
+    lines
+}
+
+/// One round's outcome: per pod seen Running, creation to Running as a watch saw it; and, when
+/// not all were seen, why.
+struct Round {
+    took: Vec<Duration>,
+    diagnosis: Vec<String>,
+}
+
+/// Creates `count` pods on `node` labelled `bench=bench-<node>-<tag>`, measures them, deletes
+/// them again and waits until their containers stopped (no process left in the agent's pod
+/// cgroups of `isolation`), so that no round overlaps the clean-up of the one before.
+fn round(
+    cluster: &Cluster,
+    node: &str,
+    tag: &str,
+    count: usize,
+    agent: &mut Agent,
+    isolation: &Isolation,
+) -> Round {
+    let label = format!("bench-{node}-{tag}");
     let watch = cluster.watch_pods(
         &["-l", &format!("bench={label}")],
         "{.metadata.name} {.status.phase}",
@@ -110,27 +385,72 @@ fn round(cluster: &Cluster, node: &str, round: usize, count: usize) -> Vec<Durat
     let created = SystemTime::now();
     cluster.apply(&pods);
     let mut running = BTreeMap::new();
+    let mut finished = BTreeMap::new();
     let deadline = Instant::now() + ROUND_DEADLINE;
-    while running.len() < count && Instant::now() < deadline {
+    let mut exited = None;
+    while running.len() + finished.len() < count && Instant::now() < deadline {
         let Ok((at, line)) = watch.events.recv_timeout(Duration::from_secs(1)) else {
+            exited = agent.exited();
+            if exited.is_some() {
+                break;
+            }
             continue;
         };
-        if let Some((name, "Running")) = line.split_once(' ') {
-            let took = at.duration_since(created).unwrap_or_default();
-            running.entry(name.to_owned()).or_insert(took);
+        match line.split_once(' ') {
+            Some((name, "Running")) => {
+                let took = at.duration_since(created).unwrap_or_default();
+                running.entry(name.to_owned()).or_insert(took);
+            }
+            // A pod that failed or completed never runs again (restartPolicy aside, the
+            // kubelet rejecting it at admission ends it as Failed).
+            Some((name, phase @ ("Failed" | "Succeeded"))) if !running.contains_key(name) => {
+                finished.insert(name.to_owned(), phase.to_owned());
+            }
+            _ => {}
         }
     }
     drop(watch);
-    cluster.kubectl(&[
-        "delete",
-        "pods",
-        "-n",
-        "default",
-        "-l",
-        &format!("bench={label}"),
-        "--wait=true",
-    ]);
-    running.into_values().collect()
+    let mut diagnosis = Vec::new();
+    if running.len() < count {
+        if let Some(status) = exited {
+            diagnosis.push(format!(
+                "the round ended early: the agent exited ({status})"
+            ));
+        } else if running.len() + finished.len() == count {
+            diagnosis.push(format!("{} pods ended without running", finished.len()));
+        } else {
+            diagnosis.push(format!("not all Running within {ROUND_DEADLINE:?}"));
+        }
+        diagnosis.extend(diagnose(cluster, node, &label, agent));
+    }
+    let selector = format!("bench={label}");
+    let timeout = format!("--timeout={DELETE_TIMEOUT}");
+    let delete_pods = |how: &[&str]| {
+        let base = ["delete", "pods", "-n", "default", "-l", selector.as_str()];
+        cluster.kubectl(&[&base[..], how].concat())
+    };
+    let (deleted, out) = delete_pods(&["--wait=true", &timeout]);
+    if !deleted {
+        diagnosis.push(format!(
+            "the agent did not delete the pods within {DELETE_TIMEOUT} ({}); force-deleted them",
+            out.trim()
+        ));
+        delete_pods(&["--grace-period=0", "--force"]);
+    }
+    let stop_deadline = Instant::now() + STOP_DEADLINE;
+    while isolation.processes() > 0 && Instant::now() < stop_deadline {
+        std::thread::sleep(POLL);
+    }
+    let left = isolation.processes();
+    if left > 0 {
+        diagnosis.push(format!(
+            "{left} processes still ran in the agent's pod cgroups {STOP_DEADLINE:?} after the pods were deleted"
+        ));
+    }
+    Round {
+        took: running.into_values().collect(),
+        diagnosis,
+    }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -147,6 +467,66 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[rank - 1].as_secs_f64() * 1e3
 }
 
+/// Prints `lines` indented below a result line.
+fn print_indented(lines: &[String]) {
+    for line in lines {
+        println!("{:>18}{line}", "");
+    }
+}
+
+/// Runs the warm-up pod and the rounds on `agent`, Node `node`: their results, or why the
+/// Node never got Ready or the warm-up pod never ran.
+fn measure(
+    cluster: &Cluster,
+    name: &str,
+    node: &str,
+    agent: &mut Agent,
+    isolation: &Isolation,
+) -> Result<Value, Vec<String>> {
+    match wait_ready(cluster, node, agent) {
+        Ok(took) => println!(
+            "{name:>16}: Node {node} Ready after {:.1} s",
+            took.as_secs_f64()
+        ),
+        Err(why) => {
+            println!("{name:>16}: not measured: {why}");
+            let mut diagnosis = vec![why];
+            diagnosis.extend(diagnose(cluster, node, "none", agent));
+            print_indented(&diagnosis[1..]);
+            return Err(diagnosis);
+        }
+    }
+    let warm_up = round(cluster, node, "warm-up", 1, agent, isolation);
+    let Some(warm_up_took) = warm_up.took.first() else {
+        println!("{name:>16}: not measured: the warm-up pod did not run");
+        print_indented(&warm_up.diagnosis);
+        return Err(warm_up.diagnosis);
+    };
+    let warm_up_ms = warm_up_took.as_secs_f64() * 1e3;
+    println!("{name:>16}   1 pod, warm-up (not counted): {warm_up_ms:.1} ms");
+    print_indented(&warm_up.diagnosis);
+    let mut rounds = Vec::new();
+    for (i, &count) in ROUNDS.iter().enumerate() {
+        let Round {
+            mut took,
+            diagnosis,
+        } = round(cluster, node, &i.to_string(), count, agent, isolation);
+        took.sort();
+        let (p50, p99) = (percentile(&took, 0.5), percentile(&took, 0.99));
+        println!(
+            "{name:>16} {count:>3} pods: created → Running seen by a watch: p50 {p50:>7.1} ms, p99 {p99:>7.1} ms ({} of {count} seen)",
+            took.len()
+        );
+        print_indented(&diagnosis);
+        let mut result = json!({"pods": count, "seen": took.len(), "p50_ms": p50, "p99_ms": p99});
+        if !diagnosis.is_empty() {
+            result["diagnosis"] = json!(diagnosis);
+        }
+        rounds.push(result);
+    }
+    Ok(json!({"warm_up_ms": warm_up_ms, "rounds": rounds}))
+}
+
 fn main() {
     let cluster = Cluster::from_env();
     let mut kinds: Vec<(&str, Option<PathBuf>)> = vec![("sergeant", None)];
@@ -154,35 +534,52 @@ fn main() {
         Some(binary) => kinds.push(("upstream_kubelet", Some(PathBuf::from(binary)))),
         None => println!("UPSTREAM_KUBELET not set: the upstream kubelet is not measured"),
     }
+    let dir = results_dir();
+    fs::create_dir_all(&dir).expect("results dir");
     let mut report = json!({"benchmark": "managed_startup", "runtime": cri_endpoint()});
     for (name, binary) in &kinds {
         let node = format!("bench-{name}").replace('_', "-");
-        let (_sergeant, _upstream) = match binary {
-            None => (
-                Some(Managed::start_with(&node, &[], TestConfig::new(), &[])),
-                None,
-            ),
-            Some(binary) => (None, Some(Upstream::start(binary, &cluster, &node))),
-        };
-        wait_ready(&cluster, &node);
-        let mut rounds = Vec::new();
-        for (i, &count) in ROUNDS.iter().enumerate() {
-            let mut took = round(&cluster, &node, i, count);
-            took.sort();
-            let (p50, p99) = (percentile(&took, 0.5), percentile(&took, 0.99));
-            println!(
-                "{name:>16} {count:>3} pods: created → Running seen by a watch: p50 {p50:>7.1} ms, p99 {p99:>7.1} ms ({} of {count} seen)",
-                took.len()
-            );
-            rounds.push(json!({"pods": count, "seen": took.len(), "p50_ms": p50, "p99_ms": p99}));
-        }
-        report[*name] = json!(rounds);
+        // What an interrupted run left: its pods would be adopted, its Node reused.
+        let on_node = format!("spec.nodeName={node}");
+        cluster.kubectl(&[
+            "delete",
+            "pods",
+            "-n",
+            "default",
+            "--field-selector",
+            &on_node,
+            "--grace-period=0",
+            "--force",
+        ]);
         cluster.kubectl(&["delete", "node", &node, "--ignore-not-found"]);
+        let scratch = tempfile::tempdir().expect("a temporary directory");
+        let isolation = Isolation::new(&format!("managed-{name}"), scratch.path());
+        let log = dir.join(format!("managed_startup-{name}.log"));
+        let mut agent = match binary {
+            None => {
+                let config = TestConfig::new().kubelet(&isolation.kubelet_config());
+                Agent::Sergeant(Box::new(Managed::start_with(&node, &[], config, &[])))
+            }
+            Some(binary) => {
+                Agent::Upstream(Upstream::start(binary, &cluster, &node, &isolation, &log))
+            }
+        };
+        let mut result = match measure(&cluster, name, &node, &mut agent, &isolation) {
+            Ok(measured) => measured,
+            Err(why) => json!({"error": why}),
+        };
+        result["log"] = json!(log.display().to_string());
+        if let Agent::Sergeant(_) = agent {
+            fs::write(&log, agent.log()).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+        }
+        report[*name] = result;
+        cluster.kubectl(&["delete", "node", &node, "--ignore-not-found"]);
+        // The agent stops before its cgroups go.
+        drop(agent);
+        drop(isolation);
     }
-    let dir = results_dir();
-    std::fs::create_dir_all(&dir).expect("results dir");
     let file = dir.join("managed_startup.json");
-    std::fs::write(&file, serde_json::to_string_pretty(&report).expect("json"))
+    fs::write(&file, serde_json::to_string_pretty(&report).expect("json"))
         .expect("results written");
     println!("results: {}", file.display());
 }

@@ -21,8 +21,10 @@
 # control-plane on ports of its own, so it never meets the one tests/run.sh starts:
 # CP_APISERVER_PORT (16443), CP_ETCD_PORT (12379, peer +1), CP_CONTROLLER_MANAGER_PORT (20257),
 # CP_SCHEDULER_PORT (20259). sergeant listens on 127.0.0.1: healthz 10248, read-only 10255 and
-# the kubelet API on $SERGEANT_KUBELET_PORT (10250); in managed mode the last two listen on
-# every address, so the API server can reach the node for kubectl logs/exec.
+# the kubelet API on $SERGEANT_KUBELET_PORT (10250). In managed mode the kubelet API listens on
+# every address, so the API server can reach the node for kubectl logs/exec; the read-only port
+# is off there (it would listen on every address too, unauthenticated), and the script reads
+# the node's endpoints from the kubelet API over TLS as the cluster's admin instead.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,6 +51,16 @@ build() {
     printf '%s\n' "$target_dir/release/sergeant"
 }
 
+# Where the script reads the node's endpoints (/pods, /metrics, /debug/...), and how: the
+# read-only port on loopback; managed_config turns that port off (0) and moves them to the
+# kubelet API.
+read_only_port=10255
+node_api=http://127.0.0.1:$read_only_port
+node_curl=(curl -fsS)
+
+# GET PATH from the node's endpoints.
+node_get() { "${node_curl[@]}" "$node_api$1"; }
+
 write_config() {
     local endpoint=$1
     mkdir -p "$quick_dir/manifests"
@@ -61,12 +73,21 @@ write_config() {
 }
 
 # Managed mode: the API server refuses to proxy to loopback, so for kubectl logs/exec the
-# kubelet API (and with it the read-only port) listens on every address, upstream's default,
-# and trusts the cluster CA (file $2) for the API server's client certificate.
+# kubelet API listens on every address, upstream's default. It trusts the cluster CA for the
+# API server's client certificate and serves the node's certificate that CA signed (for
+# 127.0.0.1 too), so the script's own requests verify it. The read-only port shares `address`
+# and has no authentication: it is turned off, not exposed to the network.
 managed_config() {
-    local config=$1 ca=$2
+    local config=$1 pki=$2 node=$3 tls
+    # Inserted before the first `---`, the end of the KubeletConfiguration document.
+    tls="tlsCertFile: $pki/node-$node-serving.crt\ntlsPrivateKeyFile: $pki/node-$node-serving.key"
+    tls+="\nauthentication:\n  x509:\n    clientCAFile: $pki/ca.crt"
     sed -i -e 's|^address: .*|address: 0.0.0.0|' \
-        -e "0,/^---\$/s|^---\$|authentication:\n  x509:\n    clientCAFile: $ca\n---|" "$config"
+        -e 's|^readOnlyPort: .*|readOnlyPort: 0|' \
+        -e "0,/^---\$/s|^---\$|$tls\n---|" "$config"
+    read_only_port=0
+    node_api="https://127.0.0.1:$kubelet_port"
+    node_curl=(curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key")
 }
 
 # until_ok SECONDS DESCRIPTION COMMAND...: polls COMMAND until it succeeds, or fails at the
@@ -85,9 +106,10 @@ wait_for_url() { until_ok 30 "an answer from $1" curl -fsS "$1"; }
 # Runs sergeant in the background (the arguments after the configuration are extra flags);
 # sets $sergeant_pid and kills it on exit unless stop_sergeant ran.
 start_sergeant() {
-    local binary=$1 config=$2 port
+    local binary=$1 config=$2 port ports=(10248 "$kubelet_port")
     shift 2
-    for port in 10248 10255 "$kubelet_port"; do
+    [ "$read_only_port" = 0 ] || ports+=("$read_only_port")
+    for port in "${ports[@]}"; do
         ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null ||
             die "127.0.0.1:$port is in use (another sergeant or kubelet?); the kubelet API port moves with SERGEANT_KUBELET_PORT"
     done
@@ -104,9 +126,9 @@ stop_sergeant() {
     log "sergeant stopped cleanly"
 }
 
-# The pods on the read-only port, as "name phase podIP" lines.
+# The pods the node lists on /pods, as "name phase podIP" lines.
 listed_pods() {
-    curl -fsS http://127.0.0.1:10255/pods | python3 -c '
+    node_get /pods | python3 -c '
 import json, sys
 for pod in json.load(sys.stdin)["items"]:
     status = pod.get("status", {})
@@ -118,8 +140,8 @@ no_pods_listed() { [ -z "$(listed_pods)" ]; }
 
 check_endpoints() {
     for path in /healthz /metrics /debug/supervision /debug/config /pods; do
-        curl -fsS "http://127.0.0.1:10255$path" >/dev/null
-        log "ok: http://127.0.0.1:10255$path"
+        node_get "$path" >/dev/null
+        log "ok: $node_api$path"
     done
     until_ok 60 "the example pod Running" static_pod_running
     local ip
@@ -248,7 +270,7 @@ main() {
     local flags=()
     if [ "$with_control_plane" = 1 ]; then
         control_plane_up
-        managed_config "$config" "$(cp_value CA_CERT)"
+        managed_config "$config" "$(dirname "$(cp_value CA_CERT)")" "$NODE_NAME"
         flags=(--kubeconfig "$KUBECONFIG_NODE" --hostname-override "$NODE_NAME")
     fi
     if [ "$mode" = run ] && [ "$with_control_plane" = 0 ]; then
@@ -258,7 +280,7 @@ main() {
     start_sergeant "$binary" "$config" "${flags[@]}"
     [ "$with_control_plane" = 0 ] || managed_demo
     if [ "$mode" = run ]; then
-        log "sergeant runs (pid $sergeant_pid; healthz 127.0.0.1:10248, read-only 127.0.0.1:10255); Ctrl-C stops it"
+        log "sergeant runs (pid $sergeant_pid; healthz 127.0.0.1:10248, endpoints at $node_api); Ctrl-C stops it"
         trap 'kill -TERM "$sergeant_pid" 2>/dev/null || true' INT TERM
         wait "$sergeant_pid" || wait "$sergeant_pid" || true
         trap - EXIT

@@ -2,7 +2,10 @@
 # The benchmarks (not tests: they print numbers and write them to results files, they assert
 # nothing): CRI adapter overhead against a bare tonic client, and pod start-up and footprint
 # with 1, 10 and 110 static pods for sergeant and for the upstream kubelet of the pinned
-# release, on the same containerd. Starts the node environment itself, like tests/run.sh.
+# release, on the same containerd. Starts the node environment itself, like tests/run.sh, but
+# on a containerd instance of its own ("bench", stopped again at the end): the upstream kubelet
+# removes every container on its containerd that it does not know, so it must never share the
+# instance the tests use ("main").
 #
 # Results: $SERGEANT_RESULTS_DIR (default target/bench-results) as JSON.
 set -euo pipefail
@@ -18,7 +21,9 @@ export SERGEANT_RESULTS_DIR="${SERGEANT_RESULTS_DIR:-$repo/target/bench-results}
 
 node_env="$repo/deploy/node-env/node-env.sh"
 bash "$node_env" install
-SERGEANT_CRI_ENDPOINT=$(bash "$node_env" up --instance main | sed -n 's/^CONTAINERD_ENDPOINT=//p')
+trap 'bash "$node_env" down --instance bench >&2' EXIT
+SERGEANT_CRI_ENDPOINT=$(bash "$node_env" up --instance bench | sed -n 's/^CONTAINERD_ENDPOINT=//p')
+[ -n "$SERGEANT_CRI_ENDPOINT" ] || { echo "bench.sh: node-env.sh up --instance bench printed no CONTAINERD_ENDPOINT" >&2; exit 1; }
 export SERGEANT_CRI_ENDPOINT
 
 # The upstream kubelet of the pinned release, built once and cached (tests/control-plane).

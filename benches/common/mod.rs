@@ -1,11 +1,13 @@
 //! What the benchmarks comparing sergeant with the upstream kubelet share: starting either
 //! agent in standalone mode on the same containerd with the same KubeletConfiguration (static
 //! pods from a directory, the read-only port, and the TLS port with anonymous access allowed),
-//! filling and emptying its manifest directory, and writing the results file.
+//! filling and emptying its manifest directory, and writing the results file. Each agent runs
+//! with a cgroup root and pod logs directory of its own ([`isolation`]).
 #![allow(dead_code)] // each benchmark uses its own part
 
 #[path = "../../tests/common/mod.rs"]
 mod harness;
+pub mod isolation;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -61,6 +63,8 @@ pub struct Agent {
     pub secure: String,
     client: reqwest::blocking::Client,
     manifests: PathBuf,
+    /// Dropped after the process was killed ([`Drop`] runs before the fields go).
+    isolation: isolation::Isolation,
     _dir: tempfile::TempDir,
 }
 
@@ -71,14 +75,17 @@ impl Agent {
         let manifests = dir.path().join("manifests");
         fs::create_dir(&manifests).expect("manifest dir");
         let (read_only, secure) = (harness::free_port(), harness::free_port());
+        let isolation =
+            isolation::Isolation::new(&format!("standalone-{}", kind.name()), dir.path());
         let mut config_text = format!(
             "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
              healthzPort: {}\nreadOnlyPort: {read_only}\nport: {secure}\nstaticPodPath: {}\n\
              containerRuntimeEndpoint: {endpoint}\nmaxPods: 120\nfileCheckFrequency: 1s\n\
-             cgroupDriver: cgroupfs\nfailSwapOn: false\nauthentication:\n  anonymous: {{enabled: true}}\n  \
+             cgroupDriver: cgroupfs\nfailSwapOn: false\n{}authentication:\n  anonymous: {{enabled: true}}\n  \
              webhook: {{enabled: false}}\nauthorization: {{mode: AlwaysAllow}}\n",
             harness::free_port(),
-            manifests.display()
+            manifests.display(),
+            isolation.kubelet_config()
         );
         let binary = match kind {
             Kind::Sergeant => PathBuf::from(env!("CARGO_BIN_EXE_sergeant")),
@@ -113,6 +120,7 @@ impl Agent {
             secure: format!("https://127.0.0.1:{secure}"),
             client,
             manifests,
+            isolation,
             _dir: dir,
         };
         agent.wait(Duration::from_secs(60), |_| true);
@@ -171,7 +179,10 @@ impl Agent {
         }
     }
 
-    /// Removes every manifest and waits until the agent lists no pod.
+    /// Removes every manifest and waits until the agent lists no pod and no process runs in its
+    /// pod cgroups any more. The upstream kubelet drops a static pod from `/pods` before it
+    /// stopped the pod's containers: without the second wait they outlive the agent (killed
+    /// after the last round) and run on during the next agent's measurements.
     pub fn clear(&self, deadline: Duration) {
         for entry in fs::read_dir(&self.manifests)
             .expect("manifest dir")
@@ -179,7 +190,13 @@ impl Agent {
         {
             fs::remove_file(entry.path()).expect("manifest removed");
         }
+        let start = Instant::now();
         self.wait(deadline, <[Value]>::is_empty);
+        wait_for(
+            "the agent's containers to stop",
+            deadline.saturating_sub(start.elapsed()),
+            || (self.isolation.processes() == 0).then_some(()),
+        );
     }
 }
 
