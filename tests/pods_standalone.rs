@@ -126,7 +126,12 @@ fn a_deleted_manifest_runs_pre_stop_and_the_pod_is_gone_within_its_grace_period(
         host.path().display()
     );
     node.write("delete.yaml", &manifest("delete", &spec));
-    node.wait_pod("delete", "Running", |p| phase(p) == "Running");
+    let pod = node.wait_pod("delete", "Running", |p| phase(p) == "Running");
+    let uid = pod["metadata"]["uid"].as_str().expect("a uid").to_owned();
+    assert!(
+        !pod_cgroups(&uid).is_empty(),
+        "the running pod has cgroups named pod{uid}"
+    );
     let removed = std::time::Instant::now();
     node.remove("delete.yaml");
     wait_for("the pod to be gone", Duration::from_secs(15), || {
@@ -139,6 +144,31 @@ fn a_deleted_manifest_runs_pre_stop_and_the_pod_is_gone_within_its_grace_period(
     );
     let pre_stop = fs::read_to_string(host.path().join("pre-stop")).expect("the preStop hook ran");
     assert_eq!(pre_stop.trim(), "stopping");
+    wait_for(
+        "the pod's cgroups removed from every hierarchy",
+        Duration::from_secs(15),
+        || pod_cgroups(&uid).is_empty().then_some(()),
+    );
+}
+
+/// The cgroup directories of pod `uid` (`kubepods[/<qos>]/pod<uid>`) in every mounted
+/// hierarchy, the unified one of a hybrid machine included.
+fn pod_cgroups(uid: &str) -> Vec<std::path::PathBuf> {
+    let name = format!("pod{uid}");
+    let mut roots: Vec<std::path::PathBuf> = fs::read_dir("/sys/fs/cgroup")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .collect();
+    roots.push("/sys/fs/cgroup".into());
+    roots
+        .iter()
+        .flat_map(|root| {
+            ["", "besteffort", "burstable"].map(|qos| root.join("kubepods").join(qos).join(&name))
+        })
+        .filter(|dir| dir.is_dir())
+        .collect()
 }
 
 #[test]

@@ -43,7 +43,8 @@ pub fn pod_cgroup_parent(pod: &Pod, node: &NodeContext) -> String {
 /// [`SpecError::Cgroup`] when the path is relative or climbs out (`..`), the mounts cannot be
 /// read, or a directory or `pids.max` cannot be written.
 pub fn ensure_pod_cgroup(path: &str, pids_limit: i64) -> Result<(), SpecError> {
-    for (hierarchy, dir) in hierarchy_dirs(path)? {
+    // The runtime makes the unified (v2) copy of the path itself when it places a container.
+    for (hierarchy, dir) in hierarchy_dirs(path)?.into_iter().filter(|(h, _)| is_v1(h)) {
         std::fs::create_dir_all(&dir).map_err(|e| {
             SpecError::cgroup(path, format!("{}: {}", dir.display(), io_reason(&e)))
         })?;
@@ -58,7 +59,9 @@ pub fn ensure_pod_cgroup(path: &str, pids_limit: i64) -> Result<(), SpecError> {
 }
 
 /// Removes the pod cgroup `path` (only its last level: the QoS cgroups stay) from every
-/// cgroup v1 hierarchy. Removing a missing cgroup succeeds. Blocking I/O.
+/// cgroup hierarchy: the v1 ones and a unified (v2) one, where the runtime created it and
+/// leaves it behind when the pod's last container goes. Removing a missing cgroup succeeds.
+/// Blocking I/O.
 ///
 /// # Errors
 ///
@@ -79,7 +82,7 @@ pub fn remove_pod_cgroup(path: &str) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// The directory of cgroup `path` in each v1 hierarchy; none for the root cgroup.
+/// The directory of cgroup `path` in each hierarchy; none for the root cgroup.
 fn hierarchy_dirs(path: &str) -> Result<Vec<(MountEntry, PathBuf)>, SpecError> {
     let relative = path.trim_start_matches('/');
     if relative.is_empty() {
@@ -98,7 +101,7 @@ fn hierarchy_dirs(path: &str) -> Result<Vec<(MountEntry, PathBuf)>, SpecError> {
         .collect())
 }
 
-/// The node's cgroup v1 hierarchies, read from the mount table once. They are mounted at boot
+/// The node's cgroup hierarchies (v1, and v2 where mounted), read from the mount table once. They are mounted at boot
 /// and stay; reading the whole table (hundreds of lines with many pods) for every pod start
 /// and stop was a large share of the agent's own work at 110 pods.
 fn cgroup_hierarchies() -> Result<&'static [MountEntry], String> {
@@ -108,9 +111,14 @@ fn cgroup_hierarchies() -> Result<&'static [MountEntry], String> {
     }
     let found: Vec<MountEntry> = mountinfo::mounts()?
         .into_iter()
-        .filter(|m| m.fs_type == "cgroup")
+        .filter(|m| m.fs_type == "cgroup" || m.fs_type == "cgroup2")
         .collect();
     Ok(HIERARCHIES.get_or_init(|| found))
+}
+
+/// Whether `hierarchy` is a cgroup v1 one (not the unified v2 hierarchy).
+fn is_v1(hierarchy: &MountEntry) -> bool {
+    hierarchy.fs_type == "cgroup"
 }
 
 fn has_controller(hierarchy: &MountEntry, controller: &str) -> bool {
@@ -182,10 +190,20 @@ mod tests {
                 assert_eq!(max.trim(), "42");
             }
         }
+        // The runtime's copy in the unified hierarchy, where one is mounted (hybrid mode).
+        let unified: Vec<_> = mounts.iter().filter(|m| m.fs_type == "cgroup2").collect();
+        for hierarchy in &unified {
+            let dir = hierarchy.mount_point.join(path.trim_start_matches('/'));
+            std::fs::create_dir_all(&dir).expect("the runtime's v2 cgroup");
+        }
         remove_pod_cgroup(&path).expect("remove");
         remove_pod_cgroup(&path).expect("remove again");
+        for hierarchy in v1.iter().chain(&unified) {
+            let dir = hierarchy.mount_point.join(path.trim_start_matches('/'));
+            assert!(!dir.exists(), "{} removed", dir.display());
+        }
         remove_pod_cgroup("/sergeant-unit-test").expect("remove parent");
-        for hierarchy in &v1 {
+        for hierarchy in v1.iter().chain(&unified) {
             assert!(!hierarchy.mount_point.join("sergeant-unit-test").exists());
         }
     }
