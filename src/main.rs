@@ -90,6 +90,7 @@ fn run(
             api,
         });
         let root = start_root(&spec);
+        let trim = tokio::spawn(memory::trim_freed_memory());
         let mut terminate = signal(SignalKind::terminate())?;
         let mut interrupt = signal(SignalKind::interrupt())?;
         let exit = tokio::select! {
@@ -97,6 +98,7 @@ fn run(
             _ = terminate.recv() => { tracing::info!("SIGTERM: shutting down"); root.shutdown(shutdown_bound).await }
             _ = interrupt.recv() => { tracing::info!("SIGINT: shutting down"); root.shutdown(shutdown_bound).await }
         };
+        trim.abort();
         anyhow::Ok(exit)
     })?;
     Ok(match exit {
