@@ -72,8 +72,7 @@ pub async fn create(client: Client, mirror: &Pod) -> Result<Pod, MirrorError> {
             existing
                 .filter(|pod| {
                     pod.metadata.deletion_timestamp.is_none()
-                        && mirror_hash(pod).is_some()
-                        && mirror_hash(pod) == mirror_hash(mirror)
+                        && mirror_hash(pod).is_some_and(|hash| Some(hash) == mirror_hash(mirror))
                 })
                 .ok_or_else(|| failed(status.to_string()))
         }

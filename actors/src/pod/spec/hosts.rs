@@ -19,7 +19,7 @@ use crate::sources::names::{label_problem, subdomain_problem};
 /// Where the hosts file is, in a container and on the node (which a host-network pod copies).
 pub(crate) const ETC_HOSTS: &str = "/etc/hosts";
 /// The managed hosts file's name in the pod directory, as upstream names it.
-const HOSTS_FILE: &str = "etc-hosts";
+pub const HOSTS_FILE: &str = "etc-hosts";
 /// Longest hostname the kernel and DNS accept.
 const MAX_HOSTNAME: usize = 63;
 /// First line of the hosts file of a pod with its own network.

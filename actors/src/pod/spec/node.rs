@@ -77,8 +77,14 @@ impl NodeContext {
 
     /// `root_dir/pods/<uid>`: everything the node keeps for one pod.
     pub(crate) fn pod_dir(&self, uid: &str) -> PathBuf {
-        self.root_dir.join("pods").join(uid)
+        pod_dir_in(&self.root_dir, uid)
     }
+}
+
+/// `root_dir/pods/<uid>`: the directory of pod `uid` under the kubelet state directory
+/// `root_dir`, for readers that have the directory but no [`NodeContext`] (the stats).
+pub(crate) fn pod_dir_in(root_dir: &Path, uid: &str) -> PathBuf {
+    root_dir.join("pods").join(uid)
 }
 
 /// `MemTotal` of a meminfo file, in bytes.

@@ -22,9 +22,22 @@ pub use setup::{refresh_api_volumes, setup_volumes, teardown_pod_dir};
 
 use crate::pod::spec::{EnvSources, NodeContext, PodIdentity, PodObjects, SpecError};
 
-/// The directory of a pod's emptyDir volumes, below the pod directory (upstream's layout, so
-/// node tools find them).
-const EMPTY_DIR_PLUGIN: &str = "volumes/kubernetes.io~empty-dir";
+/// The directory below the pod directory that holds its volumes, one directory per plugin
+/// (upstream's layout, so node tools find them).
+pub const VOLUMES_DIR: &str = "volumes";
+
+/// The plugin directory of a pod's emptyDir volumes, below [`VOLUMES_DIR`].
+const EMPTY_DIR_PLUGIN: &str = "kubernetes.io~empty-dir";
+
+/// Whether the volumes in plugin directory `plugin` (below [`VOLUMES_DIR`]) count as the pod's
+/// local ephemeral storage when they live on the node's disk: emptyDir, configMap and
+/// downwardAPI, as upstream counts them (secrets and projected volumes live in memory).
+#[must_use]
+pub fn counts_as_ephemeral_storage(plugin: &str) -> bool {
+    plugin == EMPTY_DIR_PLUGIN
+        || plugin == ApiVolume::ConfigMap.names().1
+        || plugin == ApiVolume::DownwardApi.names().1
+}
 
 /// Where each of a pod's volumes lives on the node. Computed without I/O from the spec, used
 /// to set the volumes up and to turn container `volumeMounts` into runtime mounts.
@@ -193,7 +206,10 @@ fn plan_one(
             None => None,
         };
         return Ok(PlannedVolume {
-            host_path: pod_dir.join(EMPTY_DIR_PLUGIN).join(&volume.name),
+            host_path: pod_dir
+                .join(VOLUMES_DIR)
+                .join(EMPTY_DIR_PLUGIN)
+                .join(&volume.name),
             is_memory,
             read_only: false,
             source: PlannedSource::EmptyDir { size_limit_bytes },
@@ -227,7 +243,7 @@ fn plan_one(
         let is_memory = matches!(kind, ApiVolume::Secret | ApiVolume::Projected);
         return Ok(PlannedVolume {
             host_path: pod_dir
-                .join("volumes")
+                .join(VOLUMES_DIR)
                 .join(kind.names().1)
                 .join(&volume.name),
             is_memory,

@@ -22,6 +22,7 @@ use super::host::{self, Host, Target};
 use super::pods::RuntimeView;
 use super::sandbox::{self, SandboxInfo};
 use crate::config_feed::ConfigState;
+use crate::pod::spec::{is_safe_path_component, pod_dir_in};
 use crate::runtime::RuntimePort;
 use crate::server::ServerDeps;
 
@@ -132,17 +133,17 @@ async fn take(
     config: &watch::Receiver<ConfigState>,
     infos: &mut HashMap<String, SandboxInfo>,
 ) -> Result<Sample, StatsError> {
-    let (node_name, pods_root) = {
+    let (node_name, root_dir) = {
         let state = config.borrow();
         let node_name = state
             .active
             .node_name()
             .map_err(|err| StatsError::NodeName(err.to_string()))?;
-        (node_name, state.active.command_line.root_dir.join("pods"))
+        (node_name, state.active.command_line.root_dir.clone())
     };
     let view = RuntimeView::list(port, &node_name).await?;
     refresh_infos(port, infos, &view.sandboxes).await;
-    let targets = targets(&view, infos, &pods_root);
+    let targets = targets(&view, infos, &root_dir);
     let mountpoints = mountpoints(&view);
     let host =
         tokio::task::spawn_blocking(move || host::gather(&targets, &mountpoints, Clock::read()))
@@ -166,11 +167,11 @@ async fn refresh_infos(
 }
 
 /// What to read on the host for each listed sandbox: its kept information, the names of its
-/// running containers, and its pod's directory under `pods_root`.
+/// running containers, and its pod's directory under the state directory `root_dir`.
 fn targets(
     view: &RuntimeView,
     infos: &HashMap<String, SandboxInfo>,
-    pods_root: &Path,
+    root_dir: &Path,
 ) -> Vec<Target> {
     view.sandboxes
         .iter()
@@ -187,16 +188,11 @@ fn targets(
                 .metadata
                 .as_ref()
                 .map(|m| m.uid.as_str())
-                .filter(|uid| is_plain_name(uid))
-                .map(|uid| pods_root.join(uid)),
+                // The runtime's word is joined to a path: one plain component only.
+                .filter(|uid| is_safe_path_component(uid))
+                .map(|uid| pod_dir_in(root_dir, uid)),
         })
         .collect()
-}
-
-/// Whether `uid`, as the runtime reports it, names one directory entry (it is joined to a
-/// path): not empty, no separator, not `.` or `..`.
-fn is_plain_name(uid: &str) -> bool {
-    !uid.is_empty() && !uid.contains('/') && uid != "." && uid != ".."
 }
 
 /// The mount points of the listed writable layers and image filesystems, once each.
@@ -269,7 +265,7 @@ mod tests {
                 log_directory: None,
             },
         )]);
-        let targets = targets(&view, &infos, Path::new("/r/pods"));
+        let targets = targets(&view, &infos, Path::new("/r"));
         assert_eq!(targets[0].sandbox_id, "s1");
         assert_eq!(targets[0].containers, ["app", "sidecar"]);
         assert_eq!(targets[0].info, SandboxInfo::default());

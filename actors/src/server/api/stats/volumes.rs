@@ -10,18 +10,8 @@ use std::path::Path;
 use super::clock::Clock;
 use super::fs;
 use super::types::VolumeStats;
-
-/// The plugin directories whose volumes count as the pod's ephemeral storage when they live
-/// on the node's disk: emptyDir, configMap and downwardAPI, as upstream counts them. Secrets
-/// and projected volumes live in memory.
-const EPHEMERAL_PLUGINS: [&str; 3] = [
-    "kubernetes.io~empty-dir",
-    "kubernetes.io~configmap",
-    "kubernetes.io~downward-api",
-];
-
-/// The managed `/etc/hosts` of the pod, also part of its ephemeral storage.
-const HOSTS_FILE: &str = "etc-hosts";
+use crate::pod::spec::HOSTS_FILE;
+use crate::pod::volumes::{counts_as_ephemeral_storage, VOLUMES_DIR};
 
 /// What a pod's directory holds for the summary.
 #[derive(Debug, Default)]
@@ -43,11 +33,12 @@ pub fn read(pod_dir: &Path, clock: Clock) -> PodVolumes {
         ephemeral: fs::usage(&pod_dir.join(HOSTS_FILE)),
         ..PodVolumes::default()
     };
-    let plugins = std::fs::read_dir(pod_dir.join("volumes"));
+    let plugins = std::fs::read_dir(pod_dir.join(VOLUMES_DIR));
     for plugin in plugins.into_iter().flatten().flatten() {
-        let counts = EPHEMERAL_PLUGINS
-            .iter()
-            .any(|name| plugin.file_name() == *name);
+        let counts = plugin
+            .file_name()
+            .to_str()
+            .is_some_and(counts_as_ephemeral_storage);
         for volume in std::fs::read_dir(plugin.path())
             .into_iter()
             .flatten()
