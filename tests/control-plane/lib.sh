@@ -93,7 +93,8 @@ wait_until() {
     start=$(cp_now)
     deadline=$(( $(date +%s) + timeout ))
     until "$@" >/dev/null 2>&1; do
-        if [ -n "$name" ] && ! cp_alive "$name"; then
+        # Checked twice: while a process execs, /proc/PID/cmdline can read empty for a moment.
+        if [ -n "$name" ] && ! cp_alive "$name" && ! { sleep 0.2; cp_alive "$name"; }; then
             cp_log "$name exited while waiting for $what; last lines of $run/logs/$name.log:"
             tail -n 30 "$run/logs/$name.log" >&2 || true
             return 1

@@ -9,6 +9,7 @@ use sergeant_messages::runtime::cri;
 
 use super::backoff::{Backoff, BackoffPolicy};
 use super::credentials;
+use super::file_work::{run_file_work, Reach};
 use super::hooks;
 use super::spec::{self, ContainerKind, NodeContext};
 use super::status::Waiting;
@@ -79,8 +80,8 @@ pub async fn start_container(
 ) -> Result<(), Waiting> {
     let name = request.container.name.as_str();
     let image = request.container.image.clone().unwrap_or_default();
-    // The node-side files are written while the runtime looks up the image: the blocking
-    // task's hop off the actor thread overlaps the runtime call instead of following it.
+    // The node-side files are written while the runtime looks up the image: `join!` polls the
+    // lookup first, so its request is on its way while the files are written.
     let (image, files) = futures::join!(
         ensure_image(port, pulls, &image, &request),
         prepare_files(&request, node)
@@ -168,15 +169,19 @@ async fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(),
         request.pod_ips.clone(),
         node.clone(),
     );
-    tokio::task::spawn_blocking(move || -> Result<(), String> {
-        spec::prepare_container_log_dir(&pod, &container.name, &node).map_err(|e| e.to_string())?;
-        spec::prepare_termination_log(&pod, &container, restart_count, &node)
-            .map_err(|e| e.to_string())?;
-        spec::prepare_hosts_file(&pod, &pod_ips, &node).map_err(|e| e.to_string())?;
-        Ok(())
-    })
-    .await
-    .map_err(|e| format!("preparing files did not finish: {e}"))?
+    run_file_work(
+        Reach::Own,
+        "preparing files",
+        move || -> Result<(), String> {
+            spec::prepare_container_log_dir(&pod, &container.name, &node)
+                .map_err(|e| e.to_string())?;
+            spec::prepare_termination_log(&pod, &container, restart_count, &node)
+                .map_err(|e| e.to_string())?;
+            spec::prepare_hosts_file(&pod, &pod_ips, &node).map_err(|e| e.to_string())?;
+            Ok(())
+        },
+    )
+    .await?
 }
 
 async fn ensure_image(

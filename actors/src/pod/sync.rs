@@ -11,6 +11,7 @@ use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
 
 use super::backoff::{Backoff, BackoffPolicy};
+use super::file_work::{run_file_work, Reach};
 use super::kill::{self, kill_container};
 use super::observe::{observe, ObservedContainer, PodRuntime};
 use super::spec::{self, ContainerKind, NodeContext, PodObjects};
@@ -75,7 +76,8 @@ pub async fn sync(mut input: SyncInput) -> SyncOutcome {
         .await
         .unwrap_or_default();
     let (runtime, termination_messages) = if any_exited(&runtime) {
-        tokio::task::spawn_blocking(move || {
+        // Small files in the pod's directory and the tails of its logs.
+        run_file_work(Reach::Own, "reading termination messages", move || {
             let messages = read_messages(&runtime);
             (runtime, messages)
         })
@@ -285,8 +287,8 @@ fn volume_failures(failures: &[VolumeError]) -> String {
 
 /// Brings the API-backed volumes of a running pod up to date. A volume that cannot be updated
 /// keeps its content, as upstream: the failure is counted and logged, the pod goes on. Returns
-/// the sandbox configuration (the runtime wants it again to create containers), built in the
-/// same blocking task: one hop off the actor thread instead of two.
+/// the sandbox configuration (the runtime wants it again to create containers). Both are file
+/// work in places sergeant owns ([`Reach::Own`]).
 ///
 /// # Errors
 /// The pod's sandbox configuration cannot be built (see [`spec::sandbox_config`]).
@@ -302,12 +304,12 @@ async fn refresh_volumes(
         Arc::clone(&input.node),
         plan.clone(),
     );
-    let (more, config) = tokio::task::spawn_blocking(move || {
+    // Only API-backed volumes are written again: in the pod's own directory.
+    let (more, config) = run_file_work(Reach::Own, "updating volumes", move || {
         let more = volumes::refresh_api_volumes(&plan, &payloads);
         (more, spec::sandbox_config(&pod, &node, attempt))
     })
-    .await
-    .map_err(|e| format!("updating volumes did not finish: {e}"))?;
+    .await?;
     let failed: Vec<VolumeError> = failures.iter().cloned().chain(more).collect();
     if !failed.is_empty() {
         tracing::warn!("volumes not updated: {}", volume_failures(&failed));
@@ -316,7 +318,8 @@ async fn refresh_volumes(
 }
 
 /// Replaces dead sandboxes with a fresh one (its `attempt`-th), its configuration, volumes and
-/// cgroup prepared in one blocking task. Returns the configuration it was started with.
+/// cgroup prepared as one piece of file work ([`VolumePlan::reach`] tells its thread).
+/// Returns the configuration it was started with.
 ///
 /// # Errors
 /// The runtime's failure to stop an old sandbox or run the new one, an invalid sandbox
@@ -344,14 +347,17 @@ async fn start_sandbox(
         Arc::clone(&input.node),
         plan.clone(),
     );
-    let config = tokio::task::spawn_blocking(move || -> Result<_, String> {
-        let config = spec::sandbox_config(&pod, &node, attempt).map_err(|e| e.to_string())?;
-        spec::ensure_pod_cgroup(&cgroup, pids_limit).map_err(|e| e.to_string())?;
-        volumes::setup_volumes(&plan, &payloads).map_err(|e| volume_failures(&[e]))?;
-        Ok(config)
-    })
-    .await
-    .map_err(|e| format!("sandbox setup did not finish: {e}"))??;
+    let config = run_file_work(
+        plan.reach(),
+        "sandbox setup",
+        move || -> Result<_, String> {
+            let config = spec::sandbox_config(&pod, &node, attempt).map_err(|e| e.to_string())?;
+            spec::ensure_pod_cgroup(&cgroup, pids_limit).map_err(|e| e.to_string())?;
+            volumes::setup_volumes(&plan, &payloads).map_err(|e| volume_failures(&[e]))?;
+            Ok(config)
+        },
+    )
+    .await??;
     input
         .port
         .call(cri::RunPodSandboxRequest {

@@ -17,7 +17,7 @@ const MAX_MESSAGE_BYTES: u64 = 4096;
 const FALLBACK_LOG_LINES: usize = 80;
 
 /// Whether the pod has an exited container, whose message [`read_messages`] would read. A
-/// pod with none (every running pod) needs no blocking task for it.
+/// pod with none (every running pod) has no files to read.
 #[must_use]
 pub fn any_exited(runtime: &PodRuntime) -> bool {
     runtime
@@ -27,7 +27,7 @@ pub fn any_exited(runtime: &PodRuntime) -> bool {
 }
 
 /// The termination message of the newest exited instance of each container, by container
-/// name. Reads files: call it from a blocking task.
+/// name. Reads small files: run it through [`crate::pod::file_work`].
 #[must_use]
 pub fn read_messages(runtime: &PodRuntime) -> BTreeMap<String, String> {
     let mut messages = BTreeMap::new();

@@ -6,8 +6,8 @@
 //!
 //! Everything here is a function of the pod, a [`NodeContext`] and the [`PodObjects`] (config
 //! maps, secrets, tokens) the sync step fetched beforehand, so the pod actor can call it on
-//! every sync and get the same answer. The few functions that touch the host say so and
-//! are meant for `spawn_blocking`.
+//! every sync and get the same answer. The few functions that touch the host say so; the pod
+//! sync runs them through [`crate::pod::file_work`].
 
 mod cgroup;
 mod container;

@@ -19,8 +19,8 @@ use super::node::NodeContext;
 use crate::pod::labels;
 
 /// The sandbox configuration of `pod` for its `attempt`-th sandbox (0 for the first). Reads
-/// the node's resolv.conf when the DNS policy needs it: blocking I/O, run it off the actor
-/// thread.
+/// the node's resolv.conf when the DNS policy needs it: blocking I/O, run it through
+/// [`crate::pod::file_work`].
 ///
 /// # Errors
 ///

@@ -20,6 +20,7 @@ pub use error::VolumeError;
 pub use host_path::HostPathType;
 pub use setup::{refresh_api_volumes, setup_volumes, teardown_pod_dir};
 
+use crate::pod::file_work::Reach;
 use crate::pod::spec::{EnvSources, NodeContext, PodIdentity, PodObjects, SpecError};
 
 /// The directory below the pod directory that holds its volumes, one directory per plugin
@@ -176,6 +177,21 @@ impl VolumePlan {
         self.volumes
             .iter()
             .map(|(name, volume)| (name.as_str(), volume))
+    }
+
+    /// How far setting the volumes up reaches: to host paths when a `hostPath` volume is
+    /// among them, else only into places sergeant owns.
+    #[must_use]
+    pub fn reach(&self) -> Reach {
+        if self
+            .volumes
+            .values()
+            .any(|v| matches!(v.source, PlannedSource::HostPath(_)))
+        {
+            Reach::Host
+        } else {
+            Reach::Own
+        }
     }
 }
 

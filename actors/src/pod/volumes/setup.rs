@@ -1,6 +1,7 @@
 //! Making a pod's planned volumes real on the node, keeping the files of its API-backed volumes
 //! current, and removing everything the node kept for the pod. All idempotent and blocking:
-//! the pod actor runs them in `spawn_blocking`.
+//! the pod actor runs setup through [`crate::pod::file_work`] (on the blocking pool when a
+//! hostPath is involved) and removal, whose size has no bound, on the blocking pool.
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
