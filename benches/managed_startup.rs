@@ -1,7 +1,9 @@
 //! The pod startup SLO's measure in managed mode: from a pod's creation in the API server to
 //! a watcher seeing it Running, for 1 and 30 pods bound to the node, p50 and p99 — for sergeant
 //! and, in the same run on the same control plane and containerd, the upstream kubelet of the
-//! pinned release (`UPSTREAM_KUBELET`). A benchmark: it prints numbers and writes
+//! pinned release (`UPSTREAM_KUBELET`). For sergeant also the status path alone: from CRI
+//! StartContainer returning (its "container started" log line) to the watcher seeing the pod
+//! Running (the status manager's target is 100 ms). A benchmark: it prints numbers and writes
 //! `$SERGEANT_RESULTS_DIR/managed_startup.json`, it asserts nothing.
 //!
 //! Each agent gets a cgroup root and a pod logs directory of its own (see
@@ -32,6 +34,7 @@ use common::managed::{cri_endpoint, Managed};
 use common::node::SHELL;
 use common::{free_port, TestConfig};
 use isolation::Isolation;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use serde_json::{json, Value};
 
 /// Pods per measured round. One unmeasured pod comes first, so that neither agent's numbers
@@ -350,11 +353,44 @@ fn diagnose(cluster: &Cluster, node: &str, label: &str, agent: &mut Agent) -> Ve
     lines
 }
 
-/// One round's outcome: per pod seen Running, creation to Running as a watch saw it; and, when
-/// not all were seen, why.
+/// One round's outcome: per pod seen Running, creation to Running as a watch saw it; for
+/// sergeant, per pod, its container's CRI StartContainer returning (sergeant's log line) to
+/// Running as the watch saw it; and, when not all were seen, why.
 struct Round {
     took: Vec<Duration>,
+    start_to_seen: Vec<Duration>,
     diagnosis: Vec<String>,
+}
+
+/// The message sergeant logs, inside its pod actor's span, right after CRI StartContainer
+/// returned.
+const STARTED_LINE: &str = "container started";
+
+/// For each pod of `seen` (name → when a watch saw it Running) that sergeant's text `log`
+/// shows started: from the first "container started" line of the pod to its sighting. The
+/// line's timestamp (RFC 3339, microseconds) and the sighting are taken on the same clock.
+fn start_to_seen_per_pod(log: &str, seen: &BTreeMap<String, SystemTime>) -> Vec<Duration> {
+    let mut started: BTreeMap<&str, SystemTime> = BTreeMap::new();
+    for line in log.lines().filter(|l| l.contains(STARTED_LINE)) {
+        let Some((stamp, rest)) = line.split_once(' ') else {
+            continue;
+        };
+        let Some(name) = rest
+            .split_once("pod{")
+            .and_then(|(_, span)| span.split(' ').find_map(|f| f.strip_prefix("name=")))
+        else {
+            continue;
+        };
+        let Ok(at) = serde_json::from_value::<MicroTime>(json!(stamp)) else {
+            continue;
+        };
+        started
+            .entry(name)
+            .or_insert_with(|| SystemTime::from(at.0));
+    }
+    seen.iter()
+        .filter_map(|(name, at)| at.duration_since(*started.get(name.as_str())?).ok())
+        .collect()
 }
 
 /// Creates `count` pods on `node` labelled `bench=bench-<node>-<tag>`, measures them, deletes
@@ -384,7 +420,7 @@ fn round(
         .collect();
     let created = SystemTime::now();
     cluster.apply(&pods);
-    let mut running = BTreeMap::new();
+    let mut running: BTreeMap<String, SystemTime> = BTreeMap::new();
     let mut finished = BTreeMap::new();
     let deadline = Instant::now() + ROUND_DEADLINE;
     let mut exited = None;
@@ -398,8 +434,7 @@ fn round(
         };
         match line.split_once(' ') {
             Some((name, "Running")) => {
-                let took = at.duration_since(created).unwrap_or_default();
-                running.entry(name.to_owned()).or_insert(took);
+                running.entry(name.to_owned()).or_insert(at);
             }
             // A pod that failed or completed never runs again (restartPolicy aside, the
             // kubelet rejecting it at admission ends it as Failed).
@@ -447,8 +482,16 @@ fn round(
             "{left} processes still ran in the agent's pod cgroups {STOP_DEADLINE:?} after the pods were deleted"
         ));
     }
+    let start_to_seen = match agent {
+        Agent::Sergeant(_) => start_to_seen_per_pod(&agent.log(), &running),
+        Agent::Upstream(_) => Vec::new(),
+    };
     Round {
-        took: running.into_values().collect(),
+        took: running
+            .into_values()
+            .map(|at| at.duration_since(created).unwrap_or_default())
+            .collect(),
+        start_to_seen,
         diagnosis,
     }
 }
@@ -509,6 +552,7 @@ fn measure(
     for (i, &count) in ROUNDS.iter().enumerate() {
         let Round {
             mut took,
+            mut start_to_seen,
             diagnosis,
         } = round(cluster, node, &i.to_string(), count, agent, isolation);
         took.sort();
@@ -517,8 +561,20 @@ fn measure(
             "{name:>16} {count:>3} pods: created → Running seen by a watch: p50 {p50:>7.1} ms, p99 {p99:>7.1} ms ({} of {count} seen)",
             took.len()
         );
-        print_indented(&diagnosis);
         let mut result = json!({"pods": count, "seen": took.len(), "p50_ms": p50, "p99_ms": p99});
+        if !start_to_seen.is_empty() {
+            start_to_seen.sort();
+            let (p50, p99) = (
+                percentile(&start_to_seen, 0.5),
+                percentile(&start_to_seen, 0.99),
+            );
+            println!(
+                "{name:>16} {count:>3} pods: StartContainer returned → Running seen by a watch: p50 {p50:>7.1} ms, p99 {p99:>7.1} ms"
+            );
+            result["start_to_seen"] =
+                json!({"p50_ms": p50, "p99_ms": p99, "pods": start_to_seen.len()});
+        }
+        print_indented(&diagnosis);
         if !diagnosis.is_empty() {
             result["diagnosis"] = json!(diagnosis);
         }
