@@ -65,7 +65,7 @@ fn waiting(container: &str, why: &str, message: impl Into<String>) -> Waiting {
 }
 
 /// Pulls (per policy), creates and starts the container, then runs its postStart hook; each
-/// step is an event of the pod's scope, as upstream reports it.
+/// step is an event of the pod's scope, as upstream reports it. Returns the container's ID.
 ///
 /// # Errors
 /// Why the container is waiting: `ErrImagePull`, `ImagePullBackOff`, `ErrImageNeverPull`,
@@ -77,7 +77,7 @@ pub async fn start_container(
     plan: &VolumePlan,
     pulls: &mut Backoff,
     request: StartRequest,
-) -> Result<(), Waiting> {
+) -> Result<String, Waiting> {
     let name = request.container.name.as_str();
     let image = request.container.image.clone().unwrap_or_default();
     // The node-side files are written while the runtime looks up the image: `join!` polls the
@@ -152,7 +152,7 @@ pub async fn start_container(
             return Err(waiting(name, "PostStartHookError", message));
         }
     }
-    Ok(())
+    Ok(container_id)
 }
 
 /// Creates the container's log directory and termination-message file on the node, and

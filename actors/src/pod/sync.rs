@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 
 use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
+use sergeant_messages::runtime_error::RuntimeError;
 
 use super::backoff::{Backoff, BackoffPolicy};
 use super::file_work::{run_file_work, Reach};
 use super::kill::{self, kill_container};
-use super::observe::{observe, ObservedContainer, PodRuntime};
+use super::observe::{observe, refresh, ObservedContainer, PodRuntime};
 use super::spec::{self, ContainerKind, NodeContext, PodObjects};
 use super::start::{start_container, StartRequest};
 use super::status::{sandbox_ips, Waiting};
@@ -66,13 +67,16 @@ pub struct SyncOutcome {
 
 /// Runs one sync of `input.pod`.
 pub async fn sync(mut input: SyncInput) -> SyncOutcome {
-    let mut waiting = BTreeMap::new();
-    let error = if input.halted {
-        None
+    let mut progress = Progress::default();
+    let (before, error) = if input.halted {
+        (None, None)
     } else {
-        reconcile(&mut input, &mut waiting).await.err()
+        match reconcile(&mut input, &mut progress).await {
+            Ok(runtime) => (Some(runtime), None),
+            Err(error) => (None, Some(error)),
+        }
     };
-    let runtime = observe(&input.port, uid(&input.pod))
+    let runtime = look_after(&input.port, uid(&input.pod), before, progress.changes)
         .await
         .unwrap_or_default();
     let (runtime, termination_messages) = if any_exited(&runtime) {
@@ -96,7 +100,7 @@ pub async fn sync(mut input: SyncInput) -> SyncOutcome {
     .min();
     SyncOutcome {
         runtime,
-        waiting,
+        waiting: progress.waiting,
         termination_messages,
         restarts: input.restarts,
         pulls: input.pulls,
@@ -110,6 +114,60 @@ fn uid(pod: &Pod) -> &str {
     pod.metadata.uid.as_deref().unwrap_or_default()
 }
 
+/// What a sync's reconcile did to the pod's runtime objects, which decides how the look after
+/// it is taken ([`look_after`]).
+#[derive(Debug, Default)]
+enum RuntimeChanges {
+    /// Nothing: the look it began with still holds.
+    #[default]
+    Unchanged,
+    /// Only these containers (sandbox ID, container ID) were started.
+    Started(Vec<(String, String)>),
+    /// Something else: a container stopped or removed, a start that failed half-way.
+    Other,
+}
+
+impl RuntimeChanges {
+    fn started(&mut self, sandbox_id: String, container_id: String) {
+        match self {
+            RuntimeChanges::Unchanged => {
+                *self = RuntimeChanges::Started(vec![(sandbox_id, container_id)]);
+            }
+            RuntimeChanges::Started(started) => started.push((sandbox_id, container_id)),
+            RuntimeChanges::Other => {}
+        }
+    }
+}
+
+/// What a reconcile found out and did besides the look it returns.
+#[derive(Debug, Default)]
+struct Progress {
+    /// Why containers that are not running are waiting.
+    waiting: BTreeMap<String, Waiting>,
+    /// What it changed in the runtime.
+    changes: RuntimeChanges,
+}
+
+/// The pod's runtime state after a reconcile that began with the look `before` (none when it
+/// failed or did not run) and made `changes`: `before` itself when nothing changed, the
+/// statuses of what it knew and started when it only started containers (one round trip, on
+/// the way to the status a watcher waits for), and a full look otherwise.
+///
+/// # Errors
+/// The runtime's error of any call.
+async fn look_after(
+    port: &RuntimePort,
+    uid: &str,
+    before: Option<PodRuntime>,
+    changes: RuntimeChanges,
+) -> Result<PodRuntime, RuntimeError> {
+    match (before, changes) {
+        (Some(before), RuntimeChanges::Unchanged) => Ok(before),
+        (Some(before), RuntimeChanges::Started(started)) => refresh(port, before, started).await,
+        _ => observe(port, uid).await,
+    }
+}
+
 /// What to do with one container after looking at its newest instance.
 enum Step {
     /// Running (or done and not to be restarted): go on to the next container.
@@ -118,10 +176,13 @@ enum Step {
     Wait,
 }
 
-async fn reconcile(
-    input: &mut SyncInput,
-    waiting: &mut BTreeMap<String, Waiting>,
-) -> Result<(), String> {
+/// Brings the runtime in line with the pod spec: a sandbox, then its containers in order.
+/// Returns the look at the runtime it worked from (taken at its start, or again after a new
+/// sandbox), and records in `progress` what it changed since and why containers wait.
+///
+/// # Errors
+/// A failure that stopped it: the runtime's, an unusable spec or volume.
+async fn reconcile(input: &mut SyncInput, progress: &mut Progress) -> Result<PodRuntime, String> {
     let pod = Arc::clone(&input.pod);
     let node = Arc::clone(&input.node);
     let mut runtime = observe(&input.port, uid(&pod))
@@ -140,13 +201,13 @@ async fn reconcile(
                 reason: "ContainerCreating".into(),
                 message: String::new(),
             };
-            waiting.insert(name, creating);
+            progress.waiting.insert(name, creating);
         }
         if !failures.is_empty() {
             return Err(volume_failures(&failures));
         }
         let config = start_sandbox(input, &runtime, &plan, payloads, attempt).await?;
-        waiting.clear();
+        progress.waiting.clear();
         // Go on with the containers in this same sync: the new sandbox is ready.
         runtime = observe(&input.port, uid(&pod))
             .await
@@ -182,7 +243,7 @@ async fn reconcile(
         let latest = runtime.latest(&sandbox_id, &container.name);
         let step = match latest.map(|c| (c.state(), c.status.exit_code)) {
             None => {
-                run(input, request(container, kind), &plan, waiting).await;
+                run(input, request(container, kind), &plan, progress).await;
                 if kind == ContainerKind::Init {
                     Step::Wait
                 } else {
@@ -192,6 +253,7 @@ async fn reconcile(
             Some((cri::ContainerState::ContainerCreated, _)) => {
                 // A leftover of a start that failed half-way: replace it.
                 if let Some(stale) = latest {
+                    progress.changes = RuntimeChanges::Other;
                     let id = stale.status.id.clone();
                     input
                         .port
@@ -199,7 +261,7 @@ async fn reconcile(
                         .await
                         .map_err(|e| e.to_string())?;
                 }
-                run(input, request(container, kind), &plan, waiting).await;
+                run(input, request(container, kind), &plan, progress).await;
                 if kind == ContainerKind::Init {
                     Step::Wait
                 } else {
@@ -211,7 +273,7 @@ async fn reconcile(
                     Step::Wait
                 } else {
                     if let Some(running) = latest.filter(|c| definition_changed(c, container)) {
-                        replace(input, running, request(container, kind), &plan, waiting).await?;
+                        replace(input, running, request(container, kind), &plan, progress).await?;
                     }
                     Step::Next
                 }
@@ -223,7 +285,7 @@ async fn reconcile(
                     ContainerKind::Regular => !never && (!on_failure || code != 0),
                 };
                 if restart {
-                    restart_after_backoff(input, request(container, kind), latest, &plan, waiting)
+                    restart_after_backoff(input, request(container, kind), latest, &plan, progress)
                         .await;
                 }
                 match kind {
@@ -236,7 +298,7 @@ async fn reconcile(
             break;
         }
     }
-    Ok(())
+    Ok(runtime)
 }
 
 /// The spec's containers in start order: init containers (sidecars among them), then app
@@ -390,7 +452,7 @@ async fn replace(
     running: &ObservedContainer,
     request: StartRequest,
     plan: &VolumePlan,
-    waiting: &mut BTreeMap<String, Waiting>,
+    progress: &mut Progress,
 ) -> Result<(), String> {
     let name = request.container.name.clone();
     let why = match request.kind {
@@ -411,7 +473,8 @@ async fn replace(
         &why,
     )
     .await?;
-    run(input, request, plan, waiting).await;
+    progress.changes = RuntimeChanges::Other;
+    run(input, request, plan, progress).await;
     Ok(())
 }
 
@@ -421,7 +484,7 @@ async fn restart_after_backoff(
     request: StartRequest,
     exited: Option<&ObservedContainer>,
     plan: &VolumePlan,
-    waiting: &mut BTreeMap<String, Waiting>,
+    progress: &mut Progress,
 ) {
     let name = request.container.name.clone();
     let now = Instant::now();
@@ -437,7 +500,7 @@ async fn restart_after_backoff(
     }
     if let Err(remaining) = input.restarts.check(&name, now) {
         let delay = input.restarts.delay(&name).unwrap_or(remaining);
-        waiting.insert(
+        progress.waiting.insert(
             name.clone(),
             Waiting {
                 reason: "CrashLoopBackOff".into(),
@@ -456,20 +519,25 @@ async fn restart_after_backoff(
     input
         .restarts
         .restarted(&name, ran_for, now, input.restart_policy);
-    run(input, request, plan, waiting).await;
+    run(input, request, plan, progress).await;
 }
 
+/// Starts one container, recording in `progress` what it started, or why the container waits
+/// (a start that failed may have left a container behind: a change of another kind).
 async fn run(
     input: &mut SyncInput,
     request: StartRequest,
     plan: &VolumePlan,
-    waiting: &mut BTreeMap<String, Waiting>,
+    progress: &mut Progress,
 ) {
     let name = request.container.name.clone();
-    if let Err(why) =
-        start_container(&input.port, &input.node, plan, &mut input.pulls, request).await
-    {
-        waiting.insert(name, why);
+    let sandbox_id = request.sandbox_id.clone();
+    match start_container(&input.port, &input.node, plan, &mut input.pulls, request).await {
+        Ok(container_id) => progress.changes.started(sandbox_id, container_id),
+        Err(why) => {
+            progress.waiting.insert(name, why);
+            progress.changes = RuntimeChanges::Other;
+        }
     }
 }
 

@@ -9,8 +9,10 @@ mod adapter;
 mod events;
 mod health;
 mod port;
+mod runtime_time;
 mod spec;
 
 pub use adapter::{AdapterFactory, RuntimeAdapter, StartedAdapter};
-pub use port::{time_in_runtime, RuntimePort};
+pub use port::RuntimePort;
+pub use runtime_time::time_in_runtime;
 pub use spec::AdapterSpec;

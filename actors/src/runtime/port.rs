@@ -2,10 +2,6 @@
 //! across its restarts (or, for the runtime-adapter's own health probe, one adapter directly)
 //! and hands back the CRI response of each request, or a container event stream.
 
-use std::cell::Cell;
-use std::future::Future;
-use std::time::{Duration, Instant};
-
 use actix::Recipient;
 use sergeant_messages::container_events::{
     ContainerEventStream, SubscribeContainerEvents, WaitForAdapterSwap, OPERATION,
@@ -14,6 +10,7 @@ use sergeant_messages::runtime::{RuntimeCall, RuntimeOperation};
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::adapter::RuntimeAdapter;
+use super::runtime_time::InFlight;
 use crate::supervisor::ChildRef;
 
 /// Where a port's calls go.
@@ -54,11 +51,8 @@ impl RuntimePort {
     /// The runtime's [`RuntimeError`]; `Unavailable` when the adapter cannot be reached
     /// (restarting past the delivery timeout, down, or gone).
     pub async fn call<R: RuntimeOperation>(&self, request: R) -> Result<R::Response, RuntimeError> {
-        let began = Instant::now();
-        let answer = self.send(request).await;
-        // Outside a `time_in_runtime` scope there is nothing to add to.
-        let _ = RUNTIME_TIME.try_with(|total| total.set(total.get() + began.elapsed()));
-        answer
+        let _in_flight = InFlight::enter();
+        self.send(request).await
     }
 
     async fn send<R: RuntimeOperation>(&self, request: R) -> Result<R::Response, RuntimeError> {
@@ -108,21 +102,4 @@ impl RuntimePort {
             let _ = adapter.send(WaitForAdapterSwap).await;
         }
     }
-}
-
-tokio::task_local! {
-    /// The time the current [`time_in_runtime`] scope has spent in runtime calls.
-    static RUNTIME_TIME: Cell<Duration>;
-}
-
-/// Runs `work` and returns its output with the time it spent waiting on [`RuntimePort::call`]
-/// (summed, so calls made in parallel count each). What remains of its wall time is
-/// sergeant's own: the pod actor reports pod start-up overhead with it.
-pub async fn time_in_runtime<F: Future>(work: F) -> (F::Output, Duration) {
-    RUNTIME_TIME
-        .scope(Cell::new(Duration::ZERO), async move {
-            let output = work.await;
-            (output, RUNTIME_TIME.with(Cell::get))
-        })
-        .await
 }
