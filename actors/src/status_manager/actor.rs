@@ -15,6 +15,7 @@ use tracing::Instrument;
 
 use super::entry::{Next, PodEntry};
 use super::merge::merged;
+use super::slots::WriteSlots;
 use super::write::{delete_pod, patch_status, WriteError};
 use crate::failpoint;
 use crate::mirror::MirrorView;
@@ -33,6 +34,8 @@ pub struct StatusManager {
     /// By the UID of the pod on the node; the key is the API pod's (a mirror pod has a UID of
     /// its own).
     pods: BTreeMap<String, (PodKey, PodEntry)>,
+    /// The writes under way, and the pods waiting for one to finish.
+    slots: WriteSlots,
 }
 
 impl StatusManager {
@@ -51,6 +54,7 @@ impl StatusManager {
             api_pods,
             mirrors,
             pods: BTreeMap::new(),
+            slots: WriteSlots::default(),
         }
     }
 
@@ -68,6 +72,9 @@ impl StatusManager {
 
     /// Starts what the pod `uid`'s queue has to do next.
     fn kick(&mut self, uid: &str, ctx: &mut Context<Self>) {
+        if !self.slots.admit(uid) {
+            return;
+        }
         let api = self.api_pod(uid);
         let Some((key, entry)) = self.pods.get_mut(uid) else {
             return;
@@ -80,6 +87,7 @@ impl StatusManager {
         match entry.next(deleting, api.as_ref().and_then(|p| p.status.as_ref())) {
             Next::Idle => {}
             Next::Patch(status) => {
+                self.slots.started();
                 let client = self.client.clone();
                 let work = async move {
                     let result = match failpoint::check("status-manager::patch") {
@@ -99,20 +107,24 @@ impl StatusManager {
                 );
             }
             Next::Delete => {
+                self.slots.started();
                 let client = self.client.clone();
                 tracing::info!(pod = %key, "pod terminated, deleting it from the API server");
                 let work = async move { delete_pod(client, &key).await };
                 let uid = uid.to_owned();
                 ctx.spawn(
-                    work.instrument(span).into_actor(self).map(
-                        move |result, act, ctx| match result {
-                            Ok(()) => {
-                                act.pods.remove(&uid);
-                                act.show_status();
+                    work.instrument(span)
+                        .into_actor(self)
+                        .map(move |result, act, ctx| {
+                            act.write_done(ctx);
+                            match result {
+                                Ok(()) => {
+                                    act.pods.remove(&uid);
+                                    act.show_status();
+                                }
+                                Err(error) => act.retry_later(&uid, None, &error, ctx),
                             }
-                            Err(error) => act.retry_later(&uid, None, &error, ctx),
-                        },
-                    ),
+                        }),
                 );
             }
         }
@@ -125,6 +137,7 @@ impl StatusManager {
         result: Result<(), WriteError>,
         ctx: &mut Context<Self>,
     ) {
+        self.write_done(ctx);
         match result {
             Ok(()) => {
                 metrics::counter!(PATCHES, "result" => "success").increment(1);
@@ -146,6 +159,15 @@ impl StatusManager {
             }
         }
         self.show_status();
+    }
+
+    /// A write finished: the pods that waited for one take their next steps, oldest first,
+    /// while slots are free.
+    fn write_done(&mut self, ctx: &mut Context<Self>) {
+        self.slots.finished();
+        while let Some(uid) = self.slots.next_waiting() {
+            self.kick(&uid, ctx);
+        }
     }
 
     fn retry_later(
@@ -188,8 +210,9 @@ impl StatusManager {
 
     fn show_status(&self) {
         self.env.set_status(format!(
-            "tracking the status of {} API pods",
-            self.pods.len()
+            "tracking the status of {} API pods, {} writes under way",
+            self.pods.len(),
+            self.slots.in_flight()
         ));
     }
 }

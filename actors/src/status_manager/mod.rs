@@ -6,11 +6,13 @@
 //! latest-wins queue with one write in flight (`entry`): a status is patched only when it
 //! differs from what was last written, with the pod's UID as precondition (`write`), merged
 //! with what other components own (`merge`), and retried with back-off; a pod being deleted
-//! is deleted (grace period 0) once terminated and its final status written.
+//! is deleted (grace period 0) once terminated and its final status written. At most a few
+//! writes are under way at once (`slots`).
 
 mod actor;
 mod entry;
 mod merge;
+mod slots;
 mod write;
 
 pub use actor::{PodFinished, ReportStatus, StatusManager};
