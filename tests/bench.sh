@@ -26,6 +26,12 @@ SERGEANT_CRI_ENDPOINT=$(bash "$node_env" up --instance bench | sed -n 's/^CONTAI
 [ -n "$SERGEANT_CRI_ENDPOINT" ] || { echo "bench.sh: node-env.sh up --instance bench printed no CONTAINERD_ENDPOINT" >&2; exit 1; }
 export SERGEANT_CRI_ENDPOINT
 
+# The instance may be fresh: pull the sandbox and test images into it first, so that the first
+# agent's first round does not pay for pulls that the second agent's is spared.
+for image in 127.0.0.1:5000/sergeant/pause:1.0 127.0.0.1:5000/sergeant/shell:1.0; do
+    ctr --address "${SERGEANT_CRI_ENDPOINT#unix://}" --namespace k8s.io images pull --plain-http "$image" >/dev/null
+done
+
 # The upstream kubelet of the pinned release, built once and cached (tests/control-plane).
 UPSTREAM_KUBELET="$(bash "$repo/tests/control-plane/build.sh" | sed -n 's/^CONTROL_PLANE_BIN=//p')/kubelet"
 export UPSTREAM_KUBELET
