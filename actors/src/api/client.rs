@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
+use super::transport::client_over_http2;
+
 /// Why no client could be built from a kubeconfig.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiClientError {
@@ -27,7 +29,7 @@ pub enum ApiClientError {
 }
 
 /// Builds the client of the cluster and user the kubeconfig at `path` selects (its current
-/// context). Nothing is sent to the API server yet.
+/// context), over HTTP/2 ([`client_over_http2`]). Nothing is sent to the API server yet.
 ///
 /// # Errors
 /// [`ApiClientError`] naming the file and the reason.
@@ -43,7 +45,7 @@ pub async fn client_from_kubeconfig(path: &Path) -> Result<Client, ApiClientErro
     let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
         .map_err(|e| unusable(e.to_string()))?;
-    Client::try_from(config).map_err(|e| unusable(e.to_string()))
+    client_over_http2(config).map_err(|e| unusable(e.to_string()))
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The API server side of managed mode. [`client_from_kubeconfig`] builds the one client every
 //! actor that talks to the control plane shares (node status and lease, the API pod source,
 //! the status manager, events, the pod actors' reads of config maps, secrets and tokens with
-//! [`fetch_pod_objects`]); without `--kubeconfig` sergeant is standalone and none of them run.
+//! [`fetch_pod_objects`]), on one HTTP/2 connection (`transport`); without `--kubeconfig`
+//! sergeant is standalone and none of them run.
 //! [`node_pods`] is the watch of the node's pods. Retries against the API server are paced by
 //! one jittered, bounded back-off, [`RetryBackoff`]; reads the Node authorizer refuses for a
 //! moment after a pod is bound are retried before they count as failures (`forbidden`).
@@ -11,6 +12,7 @@ mod client;
 mod forbidden;
 mod pod_objects;
 mod token;
+mod transport;
 mod watch;
 
 pub use backoff::RetryBackoff;
