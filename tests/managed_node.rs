@@ -7,14 +7,12 @@
 
 mod common;
 
-use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::cluster::Cluster;
+use common::relay::Relay;
 use common::{tree_node, wait_for, Agent, TestConfig};
 use serde_json::Value;
 
@@ -34,7 +32,7 @@ struct Options<'a> {
     args: &'a [&'a str],
     /// Extra environment.
     env: &'a [(&'a str, &'a str)],
-    /// Reach the API server through this loopback port (a [`Proxy`]) instead.
+    /// Reach the API server through this loopback port (a [`Relay`]) instead.
     apiserver_port: Option<u16>,
 }
 
@@ -507,111 +505,21 @@ fn a_crash_of_node_status_restarts_it_alone_and_the_node_stays_registered() {
     );
 }
 
-/// A TCP relay on loopback to the API server that the test can cut and restore, to take the
-/// API server away from one sergeant without stopping it for everyone. It keeps its port for
-/// its whole life (so nobody else can take it between a cut and a restore); while cut, it
-/// resets every connection.
-struct Proxy {
-    port: u16,
-    stop: Arc<AtomicBool>,
-    refusing: Arc<AtomicBool>,
-    connections: Arc<Mutex<Vec<TcpStream>>>,
-    accept: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Proxy {
-    fn start(upstream: &str) -> Self {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).expect("a proxy port");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let port = listener.local_addr().expect("the proxy address").port();
-        let (stop, refusing) = (
-            Arc::new(AtomicBool::new(false)),
-            Arc::new(AtomicBool::new(false)),
-        );
-        let connections = Arc::new(Mutex::new(Vec::new()));
-        let (loop_stop, loop_refusing, loop_connections, upstream) = (
-            Arc::clone(&stop),
-            Arc::clone(&refusing),
-            Arc::clone(&connections),
-            upstream.to_owned(),
-        );
-        let accept = std::thread::spawn(move || {
-            while !loop_stop.load(Ordering::SeqCst) {
-                let Ok((client, _)) = listener.accept() else {
-                    std::thread::sleep(Duration::from_millis(10));
-                    continue;
-                };
-                if loop_refusing.load(Ordering::SeqCst) {
-                    let _ = client.shutdown(Shutdown::Both);
-                    continue;
-                }
-                let Ok(server) = TcpStream::connect(&upstream) else {
-                    continue;
-                };
-                let _ = client.set_nonblocking(false);
-                let mut open = loop_connections.lock().unwrap();
-                for (from, to) in [(&client, &server), (&server, &client)] {
-                    let (mut from, mut to) = (from.try_clone().unwrap(), to.try_clone().unwrap());
-                    std::thread::spawn(move || {
-                        let _ = std::io::copy(&mut from, &mut to);
-                        let _ = to.shutdown(Shutdown::Both);
-                    });
-                }
-                open.extend([client, server]);
-            }
-        });
-        Self {
-            port,
-            stop,
-            refusing,
-            connections,
-            accept: Some(accept),
-        }
-    }
-
-    /// Relays again.
-    fn resume(&mut self) {
-        self.refusing.store(false, Ordering::SeqCst);
-    }
-
-    /// Resets every connection through the relay, and every new one until [`Proxy::resume`].
-    fn cut(&mut self) {
-        self.refusing.store(true, Ordering::SeqCst);
-        for connection in self.connections.lock().unwrap().drain(..) {
-            let _ = connection.shutdown(Shutdown::Both);
-        }
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.cut();
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
-        }
-    }
-}
-
 #[test]
 fn status_and_lease_resume_when_the_api_server_comes_back() {
     let cluster = Cluster::from_env();
-    let upstream = cluster
-        .apiserver()
-        .trim_start_matches("https://")
-        .to_owned();
-    let mut proxy = Proxy::start(&upstream);
+    let mut relay = Relay::to_apiserver(&cluster);
     let node = ManagedNode::start_with(&Options {
         tag: "away",
         endpoint: &endpoint(),
         kubelet: "nodeLeaseDurationSeconds: 4\nnodeStatusUpdateFrequency: 1s\n",
-        apiserver_port: Some(proxy.port),
+        apiserver_port: Some(relay.port),
         ..Options::default()
     });
     node.wait_ready("True", "");
     wait_for("the first renewal", DEADLINE, || node.lease());
 
-    proxy.cut();
+    relay.cut();
     let line = wait_for(
         "node-status to say it cannot reach the API server",
         DEADLINE,
@@ -626,7 +534,7 @@ fn status_and_lease_resume_when_the_api_server_comes_back() {
         .unwrap()
         .to_owned();
 
-    proxy.resume();
+    relay.resume();
     wait_for("the lease renewed again", DEADLINE, || {
         let lease = node.lease()?;
         (lease["spec"]["renewTime"].as_str()? > renewed.as_str()).then_some(())

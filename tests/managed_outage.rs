@@ -23,8 +23,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::cluster::Cluster;
-use common::managed::{Managed, DEADLINE};
-use common::node::{container, phase, SHELL};
+use common::managed::{sleeper, Managed, DEADLINE};
+use common::node::{container, phase};
 use common::runtime::Runtime;
 use common::{free_port, tree_node, try_get, wait_for, TestConfig};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
@@ -284,11 +284,6 @@ impl Sleepers {
             );
         }
     }
-}
-
-/// A pod spec running `sleep` in one container, `c`.
-fn sleeper() -> String {
-    format!("  containers:\n  - name: c\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n")
 }
 
 /// The Node's Ready condition: status and heartbeat.

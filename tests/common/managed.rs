@@ -15,6 +15,14 @@ pub const DEADLINE: Duration = Duration::from_secs(60);
 /// busybox httpd on :8080, in the local registry.
 pub const HTTPD: &str = "127.0.0.1:5000/sergeant/httpd:1.0";
 
+/// A pod spec (for [`Managed::create`]) running `sleep` in one container, `c`.
+pub fn sleeper() -> String {
+    format!(
+        "  containers:\n  - name: c\n    image: {}\n    command: [\"sleep\", \"3600\"]\n",
+        super::node::SHELL
+    )
+}
+
 /// The CRI endpoint under test.
 pub fn cri_endpoint() -> String {
     std::env::var("SERGEANT_CRI_ENDPOINT").expect(

@@ -15,6 +15,7 @@ use nix::unistd::Pid;
 pub mod cluster;
 pub mod managed;
 pub mod node;
+pub mod relay;
 pub mod runtime;
 
 /// A port nobody listens on right now, below the kernel's ephemeral range (32768 and up), so
