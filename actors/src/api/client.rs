@@ -29,7 +29,7 @@ pub enum ApiClientError {
 }
 
 /// Builds the client of the cluster and user the kubeconfig at `path` selects (its current
-/// context), over HTTP/2 ([`client_over_http2`]). Nothing is sent to the API server yet.
+/// context), over HTTP/2 (`transport`). Nothing is sent to the API server yet.
 ///
 /// # Errors
 /// [`ApiClientError`] naming the file and the reason.

@@ -1,8 +1,10 @@
 //! One pod on this node: its actor ([`worker`]) and the level-triggered sync it runs
-//! ([`sync`], made of [`observe`], [`start`] (pulling with the pod's [`credentials`]),
-//! [`kill`], [`hooks`] and [`backoff`], its file work placed by [`file_work`]); how its spec becomes runtime objects ([`spec`],
-//! [`volumes`]); how its status is computed from what the runtime shows ([`status`],
-//! [`report`]); and the labels that tie runtime objects back to it ([`labels`]).
+//! ([`sync`]: it looks at the runtime with [`observe`], again after its changes as `look`
+//! decides, starts containers with [`start`] (pulling with the pod's [`credentials`]), stops
+//! them with [`kill`], runs [`hooks`], paces restarts with [`backoff`], and places its file
+//! work with [`file_work`]); how its spec becomes runtime objects ([`spec`], [`volumes`]); how
+//! its status is computed from what the runtime shows ([`status`], [`report`]); and the labels
+//! that tie runtime objects back to it ([`labels`]).
 
 pub mod backoff;
 pub mod credentials;
@@ -11,6 +13,7 @@ pub mod hooks;
 pub mod http_get;
 pub mod kill;
 pub mod labels;
+mod look;
 pub mod observe;
 pub mod probe;
 pub mod report;

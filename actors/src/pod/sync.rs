@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
-use sergeant_messages::runtime_error::RuntimeError;
 
 use super::backoff::{Backoff, BackoffPolicy};
 use super::file_work::{run_file_work, Reach};
 use super::kill::{self, kill_container};
-use super::observe::{observe, refresh, ObservedContainer, PodRuntime};
+use super::look::{look_after, Progress, RuntimeChanges};
+use super::observe::{observe, ObservedContainer, PodRuntime};
 use super::spec::{self, ContainerKind, NodeContext, PodObjects};
 use super::start::{start_container, StartRequest};
 use super::status::{sandbox_ips, Waiting};
@@ -112,60 +112,6 @@ pub async fn sync(mut input: SyncInput) -> SyncOutcome {
 
 fn uid(pod: &Pod) -> &str {
     pod.metadata.uid.as_deref().unwrap_or_default()
-}
-
-/// What a sync's reconcile did to the pod's runtime objects, which decides how the look after
-/// it is taken ([`look_after`]).
-#[derive(Debug, Default)]
-enum RuntimeChanges {
-    /// Nothing: the look it began with still holds.
-    #[default]
-    Unchanged,
-    /// Only these containers (sandbox ID, container ID) were started.
-    Started(Vec<(String, String)>),
-    /// Something else: a container stopped or removed, a start that failed half-way.
-    Other,
-}
-
-impl RuntimeChanges {
-    fn started(&mut self, sandbox_id: String, container_id: String) {
-        match self {
-            RuntimeChanges::Unchanged => {
-                *self = RuntimeChanges::Started(vec![(sandbox_id, container_id)]);
-            }
-            RuntimeChanges::Started(started) => started.push((sandbox_id, container_id)),
-            RuntimeChanges::Other => {}
-        }
-    }
-}
-
-/// What a reconcile found out and did besides the look it returns.
-#[derive(Debug, Default)]
-struct Progress {
-    /// Why containers that are not running are waiting.
-    waiting: BTreeMap<String, Waiting>,
-    /// What it changed in the runtime.
-    changes: RuntimeChanges,
-}
-
-/// The pod's runtime state after a reconcile that began with the look `before` (none when it
-/// failed or did not run) and made `changes`: `before` itself when nothing changed, the
-/// statuses of what it knew and started when it only started containers (one round trip, on
-/// the way to the status a watcher waits for), and a full look otherwise.
-///
-/// # Errors
-/// The runtime's error of any call.
-async fn look_after(
-    port: &RuntimePort,
-    uid: &str,
-    before: Option<PodRuntime>,
-    changes: RuntimeChanges,
-) -> Result<PodRuntime, RuntimeError> {
-    match (before, changes) {
-        (Some(before), RuntimeChanges::Unchanged) => Ok(before),
-        (Some(before), RuntimeChanges::Started(started)) => refresh(port, before, started).await,
-        _ => observe(port, uid).await,
-    }
 }
 
 /// What to do with one container after looking at its newest instance.

@@ -1,0 +1,67 @@
+//! [`look_after`]: how a pod sync looks at the runtime once its reconcile is done, from what
+//! the reconcile changed ([`RuntimeChanges`], kept in its [`Progress`]). The look after a
+//! container start is on the way to the status a watcher waits for, so it asks no more than
+//! that change needs.
+
+use std::collections::BTreeMap;
+
+use sergeant_messages::runtime_error::RuntimeError;
+
+use super::observe::{observe, refresh, PodRuntime};
+use super::status::Waiting;
+use crate::runtime::RuntimePort;
+
+/// What a sync's reconcile did to the pod's runtime objects, which decides how the look after
+/// it is taken ([`look_after`]).
+#[derive(Debug, Default)]
+pub(super) enum RuntimeChanges {
+    /// Nothing: the look it began with still holds.
+    #[default]
+    Unchanged,
+    /// Only these containers (sandbox ID, container ID) were started.
+    Started(Vec<(String, String)>),
+    /// Something else: a container stopped or removed, a start that failed half-way.
+    Other,
+}
+
+impl RuntimeChanges {
+    /// Records that the container `container_id` was started in the sandbox `sandbox_id`.
+    pub(super) fn started(&mut self, sandbox_id: String, container_id: String) {
+        match self {
+            RuntimeChanges::Unchanged => {
+                *self = RuntimeChanges::Started(vec![(sandbox_id, container_id)]);
+            }
+            RuntimeChanges::Started(started) => started.push((sandbox_id, container_id)),
+            RuntimeChanges::Other => {}
+        }
+    }
+}
+
+/// What a reconcile found out and did besides the look it returns.
+#[derive(Debug, Default)]
+pub(super) struct Progress {
+    /// Why containers that are not running are waiting.
+    pub(super) waiting: BTreeMap<String, Waiting>,
+    /// What it changed in the runtime.
+    pub(super) changes: RuntimeChanges,
+}
+
+/// The pod's runtime state after a reconcile that began with the look `before` (none when it
+/// failed or did not run) and made `changes`: `before` itself when nothing changed, the
+/// statuses of what it knew and started when it only started containers (one round trip, on
+/// the way to the status a watcher waits for), and a full look otherwise.
+///
+/// # Errors
+/// The runtime's error of any call.
+pub(super) async fn look_after(
+    port: &RuntimePort,
+    uid: &str,
+    before: Option<PodRuntime>,
+    changes: RuntimeChanges,
+) -> Result<PodRuntime, RuntimeError> {
+    match (before, changes) {
+        (Some(before), RuntimeChanges::Unchanged) => Ok(before),
+        (Some(before), RuntimeChanges::Started(started)) => refresh(port, before, started).await,
+        _ => observe(port, uid).await,
+    }
+}
