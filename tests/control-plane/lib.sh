@@ -93,9 +93,12 @@ wait_until() {
     start=$(cp_now)
     deadline=$(( $(date +%s) + timeout ))
     until "$@" >/dev/null 2>&1; do
-        # Checked twice: while a process execs, /proc/PID/cmdline can read empty for a moment.
+        # Checked twice, 0.2 s apart (/proc/PID/cmdline reads empty while a process execs).
+        # A component was still called dead now and then right after its start, cause not found
+        # yet: the message says what the pid file and ps showed, and run.sh retries once.
         if [ -n "$name" ] && ! cp_alive "$name" && ! { sleep 0.2; cp_alive "$name"; }; then
-            cp_log "$name exited while waiting for $what; last lines of $run/logs/$name.log:"
+            local f="$run/pids/$name.pid"
+            cp_log "$name exited while waiting for $what (pid file: $(cat "$f" 2>/dev/null || echo none); process: $(ps -o pid=,stat=,args= -p "$(cat "$f" 2>/dev/null || echo 0)" 2>/dev/null | cut -c1-160 || echo gone)); last lines of $run/logs/$name.log:"
             tail -n 30 "$run/logs/$name.log" >&2 || true
             return 1
         fi
