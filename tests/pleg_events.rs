@@ -138,8 +138,12 @@ fn on_containerd_1_6_pleg_relists_every_second_quietly_and_sees_a_death_at_once(
         pod(&agent, "dies").filter(|p| phase(p) == "Failed")
     });
     let seen_after = killed.elapsed();
+    // containerd may still show the task running at the first relist after the kill: two
+    // relists, then the pod's sync and the poll of /pods, with slack for a loaded test run
+    // (2.68 s was seen with four tests running at once). A runtime streaming events, or a
+    // PLEG relisting rarely, would take the 10 s of the wait above or more.
     assert!(
-        seen_after < Duration::from_millis(2500),
+        seen_after < Duration::from_millis(3500),
         "the death was seen after {seen_after:?}, not within a relist or two"
     );
 
