@@ -140,8 +140,8 @@ fn on_containerd_1_6_pleg_relists_every_second_quietly_and_sees_a_death_at_once(
     let seen_after = killed.elapsed();
     // containerd may still show the task running at the first relist after the kill: two
     // relists, then the pod's sync and the poll of /pods, with slack for a loaded test run
-    // (2.68 s was seen with four tests running at once). A runtime streaming events, or a
-    // PLEG relisting rarely, would take the 10 s of the wait above or more.
+    // (2.68 s was seen with four tests running at once). A PLEG that relisted rarely here, as
+    // it does while the runtime streams events, would take the 10 s of the wait above.
     assert!(
         seen_after < Duration::from_millis(3500),
         "the death was seen after {seen_after:?}, not within a relist or two"
