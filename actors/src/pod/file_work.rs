@@ -10,6 +10,11 @@
 //! possibly on a network file system that hangs) goes to the blocking pool, where a hang
 //! blocks that pod alone. Removing a pod's directory, whose size has no bound, stays on the
 //! blocking pool too ([`crate::pod::kill`]).
+//!
+//! Work that never leaves sergeant's own places (a container's files, the API-backed volumes'
+//! refresh, termination messages) is simply called where it is needed; [`run_file_work`] is
+//! for work whose reach depends on the pod: the sandbox setup with its volumes
+//! ([`crate::pod::volumes::VolumePlan::reach`]).
 
 /// How far a piece of file work reaches, which decides the thread it runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

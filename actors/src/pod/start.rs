@@ -9,7 +9,6 @@ use sergeant_messages::runtime::cri;
 
 use super::backoff::{Backoff, BackoffPolicy};
 use super::credentials;
-use super::file_work::{run_file_work, Reach};
 use super::hooks;
 use super::spec::{self, ContainerKind, NodeContext};
 use super::status::Waiting;
@@ -82,10 +81,9 @@ pub async fn start_container(
     let image = request.container.image.clone().unwrap_or_default();
     // The node-side files are written while the runtime looks up the image: `join!` polls the
     // lookup first, so its request is on its way while the files are written.
-    let (image, files) = futures::join!(
-        ensure_image(port, pulls, &image, &request),
+    let (image, files) = futures::join!(ensure_image(port, pulls, &image, &request), async {
         prepare_files(&request, node)
-    );
+    });
     image?;
     files.map_err(|e| waiting(name, "CreateContainerConfigError", e))?;
     let config = spec::container_config(
@@ -157,31 +155,18 @@ pub async fn start_container(
 
 /// Creates the container's log directory and termination-message file on the node, and
 /// brings the pod's managed `/etc/hosts` up to date with the sandbox's IPs (the sandbox exists:
-/// its IPs are known).
+/// its IPs are known). Blocking I/O in places sergeant owns, run on the caller's thread (see
+/// [`super::file_work`]).
 ///
 /// # Errors
 /// What could not be written, to be reported once the image is known to be there.
-async fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), String> {
-    let (pod, container, restart_count, pod_ips, node) = (
-        Arc::clone(&request.pod),
-        request.container.clone(),
-        request.restart_count,
-        request.pod_ips.clone(),
-        node.clone(),
-    );
-    run_file_work(
-        Reach::Own,
-        "preparing files",
-        move || -> Result<(), String> {
-            spec::prepare_container_log_dir(&pod, &container.name, &node)
-                .map_err(|e| e.to_string())?;
-            spec::prepare_termination_log(&pod, &container, restart_count, &node)
-                .map_err(|e| e.to_string())?;
-            spec::prepare_hosts_file(&pod, &pod_ips, &node).map_err(|e| e.to_string())?;
-            Ok(())
-        },
-    )
-    .await?
+fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), String> {
+    let (pod, container) = (&request.pod, &request.container);
+    spec::prepare_container_log_dir(pod, &container.name, node).map_err(|e| e.to_string())?;
+    spec::prepare_termination_log(pod, container, request.restart_count, node)
+        .map_err(|e| e.to_string())?;
+    spec::prepare_hosts_file(pod, &request.pod_ips, node).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 async fn ensure_image(

@@ -11,14 +11,14 @@ use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
 
 use super::backoff::{Backoff, BackoffPolicy};
-use super::file_work::{run_file_work, Reach};
+use super::file_work::run_file_work;
 use super::kill::{self, kill_container};
 use super::look::{look_after, Progress, RuntimeChanges};
 use super::observe::{observe, ObservedContainer, PodRuntime};
 use super::spec::{self, ContainerKind, NodeContext, PodObjects};
 use super::start::{start_container, StartRequest};
 use super::status::{sandbox_ips, Waiting};
-use super::termination::{any_exited, read_messages};
+use super::termination::read_messages;
 use super::volumes::{self, Payload, VolumeError, VolumePlan};
 use crate::api::{fetch_pod_objects, TokenCache};
 use crate::runtime::RuntimePort;
@@ -79,17 +79,9 @@ pub async fn sync(mut input: SyncInput) -> SyncOutcome {
     let runtime = look_after(&input.port, uid(&input.pod), before, progress.changes)
         .await
         .unwrap_or_default();
-    let (runtime, termination_messages) = if any_exited(&runtime) {
-        // Small files in the pod's directory and the tails of its logs.
-        run_file_work(Reach::Own, "reading termination messages", move || {
-            let messages = read_messages(&runtime);
-            (runtime, messages)
-        })
-        .await
-        .unwrap_or_default()
-    } else {
-        (runtime, BTreeMap::new())
-    };
+    // Small files in the pod's directory and the tails of its logs, read on this thread (see
+    // `file_work`); nothing when no container exited.
+    let termination_messages = read_messages(&runtime);
     let now = Instant::now();
     let next_sync = [
         input.restarts.next_expiry(now),
@@ -160,7 +152,7 @@ async fn reconcile(input: &mut SyncInput, progress: &mut Progress) -> Result<Pod
             .map_err(|e| e.to_string())?;
         config
     } else {
-        refresh_volumes(input, &plan, payloads, &failures, attempt).await?
+        refresh_volumes(input, &plan, &payloads, &failures, attempt)?
     };
     let Some(sandbox_id) = runtime.ready_sandbox().map(|s| s.id.clone()) else {
         return Err("the new sandbox is not ready".to_owned());
@@ -296,28 +288,20 @@ fn volume_failures(failures: &[VolumeError]) -> String {
 /// Brings the API-backed volumes of a running pod up to date. A volume that cannot be updated
 /// keeps its content, as upstream: the failure is counted and logged, the pod goes on. Returns
 /// the sandbox configuration (the runtime wants it again to create containers). Both are file
-/// work in places sergeant owns ([`Reach::Own`]).
+/// work in places sergeant owns (only API-backed volumes are written again, in the pod's own
+/// directory), run on the caller's thread (see [`super::file_work`]).
 ///
 /// # Errors
 /// The pod's sandbox configuration cannot be built (see [`spec::sandbox_config`]).
-async fn refresh_volumes(
+fn refresh_volumes(
     input: &SyncInput,
     plan: &VolumePlan,
-    payloads: BTreeMap<String, Payload>,
+    payloads: &BTreeMap<String, Payload>,
     failures: &[VolumeError],
     attempt: u32,
 ) -> Result<cri::PodSandboxConfig, String> {
-    let (pod, node, plan) = (
-        Arc::clone(&input.pod),
-        Arc::clone(&input.node),
-        plan.clone(),
-    );
-    // Only API-backed volumes are written again: in the pod's own directory.
-    let (more, config) = run_file_work(Reach::Own, "updating volumes", move || {
-        let more = volumes::refresh_api_volumes(&plan, &payloads);
-        (more, spec::sandbox_config(&pod, &node, attempt))
-    })
-    .await?;
+    let more = volumes::refresh_api_volumes(plan, payloads);
+    let config = spec::sandbox_config(&input.pod, &input.node, attempt);
     let failed: Vec<VolumeError> = failures.iter().cloned().chain(more).collect();
     if !failed.is_empty() {
         tracing::warn!("volumes not updated: {}", volume_failures(&failed));

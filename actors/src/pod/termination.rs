@@ -16,18 +16,8 @@ const MAX_MESSAGE_BYTES: u64 = 4096;
 /// The most log lines taken for `FallbackToLogsOnError`.
 const FALLBACK_LOG_LINES: usize = 80;
 
-/// Whether the pod has an exited container, whose message [`read_messages`] would read. A
-/// pod with none (every running pod) has no files to read.
-#[must_use]
-pub fn any_exited(runtime: &PodRuntime) -> bool {
-    runtime
-        .containers
-        .iter()
-        .any(|c| c.state() == cri::ContainerState::ContainerExited)
-}
-
 /// The termination message of the newest exited instance of each container, by container
-/// name. Reads small files: run it through [`crate::pod::file_work`].
+/// name. Reads small files, only for exited containers (see [`crate::pod::file_work`]).
 #[must_use]
 pub fn read_messages(runtime: &PodRuntime) -> BTreeMap<String, String> {
     let mut messages = BTreeMap::new();
@@ -97,23 +87,40 @@ mod tests {
     use crate::pod::observe::ObservedContainer;
 
     #[test]
-    fn only_a_pod_with_an_exited_container_has_messages_to_read() {
-        let container = |state: cri::ContainerState| ObservedContainer {
+    fn only_an_exited_container_has_its_message_read() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let file = dir.path().join("termination-log");
+        std::fs::write(&file, "done").expect("message written");
+        let container = |name: &str, state: cri::ContainerState| ObservedContainer {
             sandbox_id: "s".to_owned(),
             status: cri::ContainerStatus {
+                id: name.to_owned(),
                 state: state as i32,
+                labels: [(labels::CONTAINER_NAME.to_owned(), name.to_owned())].into(),
+                annotations: [(
+                    labels::TERMINATION_MESSAGE_PATH.to_owned(),
+                    "/dev/termination-log".to_owned(),
+                )]
+                .into(),
+                mounts: vec![cri::Mount {
+                    container_path: "/dev/termination-log".to_owned(),
+                    host_path: file.display().to_string(),
+                    ..Default::default()
+                }],
                 ..Default::default()
             },
         };
-        let mut runtime = PodRuntime {
-            containers: vec![container(cri::ContainerState::ContainerRunning)],
+        let runtime = PodRuntime {
+            containers: vec![
+                container("running", cri::ContainerState::ContainerRunning),
+                container("exited", cri::ContainerState::ContainerExited),
+            ],
             ..PodRuntime::default()
         };
-        assert!(!any_exited(&runtime));
-        runtime
-            .containers
-            .push(container(cri::ContainerState::ContainerExited));
-        assert!(any_exited(&runtime));
+        assert_eq!(
+            read_messages(&runtime),
+            BTreeMap::from([("exited".to_owned(), "done".to_owned())])
+        );
     }
 
     #[test]
