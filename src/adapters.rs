@@ -6,7 +6,7 @@ use std::rc::Rc;
 use sergeant_actors::runtime::{AdapterFactory, AdapterSpec, StartedAdapter};
 use sergeant_actors::supervisor::{spawn_actor, spawn_actor_on_thread};
 use sergeant_config::sergeant::RuntimeAdapterKind;
-use sergeant_runtime_adapters::cri::{CriAdapter, CriClient, CriClientConfig, Endpoint};
+use sergeant_runtime_adapters::cri::{CriAdapter, CriClient, CriClientConfig};
 use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
 
 /// Starts a CRI or fake adapter as the spec says.
@@ -36,13 +36,10 @@ pub fn factory() -> AdapterFactory {
 }
 
 fn cri_client(spec: &AdapterSpec) -> Result<CriClient, String> {
-    let parse = |endpoint: &str| {
-        Endpoint::parse(endpoint).map_err(|err| format!("endpoint {endpoint:?}: {err}"))
-    };
-    let mut config = CriClientConfig::new(parse(&spec.runtime_endpoint)?)
+    let mut config = CriClientConfig::new(spec.runtime_endpoint.clone())
         .with_runtime_request_timeout(spec.request_timeout);
     if let Some(image_endpoint) = &spec.image_endpoint {
-        config = config.with_image_endpoint(parse(image_endpoint)?);
+        config = config.with_image_endpoint(image_endpoint.clone());
     }
     CriClient::new(&config).map_err(|err| err.to_string())
 }

@@ -4,7 +4,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use clap::Parser;
-use sergeant_config::FlagOverrides;
+use sergeant_config::{Endpoint, FlagOverrides};
 
 /// sergeant, a Kubernetes node agent. Flags override the configuration file.
 #[derive(Debug, Parser)]
@@ -21,7 +21,7 @@ pub struct Cli {
     pub hostname_override: Option<String>,
     /// The CRI runtime endpoint (overrides containerRuntimeEndpoint).
     #[arg(long)]
-    pub container_runtime_endpoint: Option<String>,
+    pub container_runtime_endpoint: Option<Endpoint>,
     /// The static pod directory (overrides staticPodPath).
     #[arg(long)]
     pub pod_manifest_path: Option<PathBuf>,

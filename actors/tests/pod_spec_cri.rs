@@ -18,13 +18,14 @@ use sergeant_actors::pod::spec::{
     sandbox_config, ContainerKind, NodeContext, PodObjects, QosClass,
 };
 use sergeant_actors::pod::volumes::{setup_volumes, teardown_pod_dir, VolumePlan};
+use sergeant_config::Endpoint;
 use sergeant_config::{FlagOverrides, NodeConfig};
 use sergeant_messages::pods::core::{
     Container, EmptyDirVolumeSource, EnvVar, Pod, PodSpec, ResourceRequirements, Volume,
     VolumeMount,
 };
 use sergeant_runtime_adapters::cri::api::ContainerState;
-use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig, Endpoint};
+use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
 
 const ENDPOINT_VAR: &str = "SERGEANT_CRI_ENDPOINT";
 const SHELL_IMAGE: &str = "127.0.0.1:5000/sergeant/shell:1.0";

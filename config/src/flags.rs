@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::document::Documents;
+use crate::endpoint::Endpoint;
 
 /// The kubelet root directory when `--root-dir` is not given.
 pub const DEFAULT_ROOT_DIR: &str = "/var/lib/kubelet";
@@ -20,7 +21,7 @@ pub struct FlagOverrides {
     /// `--hostname-override`: the node name instead of the machine hostname.
     pub hostname_override: Option<String>,
     /// `--container-runtime-endpoint`: overrides `containerRuntimeEndpoint`.
-    pub container_runtime_endpoint: Option<String>,
+    pub container_runtime_endpoint: Option<Endpoint>,
     /// `--pod-manifest-path`: overrides `staticPodPath`.
     pub pod_manifest_path: Option<PathBuf>,
     /// `--root-dir`: the kubelet state directory.

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::duration::Duration;
+use crate::endpoint::Endpoint;
 use crate::eviction::{default_eviction_hard, GracePeriods, Thresholds};
 use crate::quantity::Quantity;
 use crate::tls::CipherSuite;
@@ -63,10 +64,10 @@ pub struct KubeletConfiguration {
     pub authentication: Authentication,
     /// What authenticated callers may do.
     pub authorization: Authorization,
-    /// CRI runtime socket (`unix:///run/containerd/containerd.sock`).
-    pub container_runtime_endpoint: String,
+    /// CRI runtime socket (`unix:///run/containerd/containerd.sock`), parsed at load.
+    pub container_runtime_endpoint: Endpoint,
     /// CRI image service socket; none means `containerRuntimeEndpoint`.
-    pub image_service_endpoint: Option<String>,
+    pub image_service_endpoint: Option<Endpoint>,
     /// Timeout of every CRI call except long-running ones (2m).
     pub runtime_request_timeout: Duration,
     /// Most pods the node admits (110).
@@ -192,7 +193,9 @@ impl Default for KubeletConfiguration {
             server_tls_bootstrap: false,
             authentication: Authentication::default(),
             authorization: Authorization::default(),
-            container_runtime_endpoint: "unix:///run/containerd/containerd.sock".to_string(),
+            container_runtime_endpoint: Endpoint::Unix(PathBuf::from(
+                "/run/containerd/containerd.sock",
+            )),
             image_service_endpoint: None,
             runtime_request_timeout: Duration::from_secs(120),
             max_pods: 110,

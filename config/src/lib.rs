@@ -10,6 +10,7 @@ mod adopt;
 mod diff;
 mod document;
 mod duration;
+mod endpoint;
 mod error;
 mod eviction;
 mod flags;
@@ -25,6 +26,7 @@ mod validate;
 
 pub use diff::{diff, Apply, ConfigDiff, FieldChange, Owner};
 pub use duration::Duration;
+pub use endpoint::{Endpoint, EndpointError};
 pub use error::{ConfigError, Location, ParseError, Problem};
 pub use eviction::{GracePeriods, Signal, Threshold, Thresholds};
 pub use flags::{CommandLine, FlagOverrides, DEFAULT_ROOT_DIR};

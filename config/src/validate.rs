@@ -138,11 +138,6 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Check {
     )?;
     tls_min_version(config)?;
     require(
-        !config.container_runtime_endpoint.trim().is_empty(),
-        "containerRuntimeEndpoint",
-        || "must not be empty".to_string(),
-    )?;
-    require(
         config.container_log_max_size.value() > 0,
         "containerLogMaxSize",
         || {

@@ -365,3 +365,29 @@ fn garbage_collection_limits_and_period_are_checked() {
         "deploy/x.yaml:7:3: unknown field \"maxDeadPerContainers\" in garbageCollection (did you mean \"maxDeadPerContainer\"?)",
     );
 }
+
+#[test]
+fn runtime_endpoints_are_parsed_at_load() {
+    let message = error(&format!(
+        "{HEAD}containerRuntimeEndpoint: tcp://127.0.0.1:1234\n"
+    ))
+    .to_string();
+    assert!(
+        message.starts_with("deploy/x.yaml:3:")
+            && message.contains("containerRuntimeEndpoint: ")
+            && message.contains("unsupported scheme \"tcp\""),
+        "{message}"
+    );
+    let message = error(&format!("{HEAD}imageServiceEndpoint: relative.sock\n")).to_string();
+    assert!(
+        message.starts_with("deploy/x.yaml:3:")
+            && message.contains("imageServiceEndpoint: ")
+            && message.contains("must be absolute"),
+        "{message}"
+    );
+    let message = error(&format!("{HEAD}containerRuntimeEndpoint: \"\"\n")).to_string();
+    assert!(
+        message.contains("containerRuntimeEndpoint: ") && message.contains("is empty"),
+        "{message}"
+    );
+}

@@ -17,7 +17,7 @@ logging:
 fn without_flags_the_file_wins() {
     let config = NodeConfig::parse(FILE, "f.yaml", &FlagOverrides::default()).unwrap();
     assert_eq!(
-        config.kubelet.container_runtime_endpoint,
+        config.kubelet.container_runtime_endpoint.to_string(),
         "unix:///run/crio/crio.sock"
     );
     assert_eq!(
@@ -38,7 +38,11 @@ fn flags_override_the_file() {
     let flags = FlagOverrides {
         kubeconfig: Some(PathBuf::from("/etc/kubernetes/kubelet.conf")),
         hostname_override: Some("Node-A".to_string()),
-        container_runtime_endpoint: Some("unix:///run/containerd/containerd.sock".to_string()),
+        container_runtime_endpoint: Some(
+            "unix:///run/containerd/containerd.sock"
+                .parse()
+                .expect("a valid endpoint"),
+        ),
         pod_manifest_path: Some(PathBuf::from("/srv/pods")),
         root_dir: Some(PathBuf::from("/srv/kubelet")),
         node_ip: Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 7))),
@@ -46,7 +50,7 @@ fn flags_override_the_file() {
     };
     let config = NodeConfig::parse(FILE, "f.yaml", &flags).unwrap();
     assert_eq!(
-        config.kubelet.container_runtime_endpoint,
+        config.kubelet.container_runtime_endpoint.to_string(),
         "unix:///run/containerd/containerd.sock"
     );
     assert_eq!(

@@ -41,7 +41,7 @@ fn minimal_file_gets_upstream_defaults() {
         Duration::from_secs(30)
     );
     assert_eq!(
-        k.container_runtime_endpoint,
+        k.container_runtime_endpoint.to_string(),
         "unix:///run/containerd/containerd.sock"
     );
     assert_eq!(k.runtime_request_timeout, Duration::from_secs(120));

@@ -7,9 +7,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use actix::Actor;
+use sergeant_config::Endpoint;
 use sergeant_messages::container_events::SubscribeContainerEvents;
 use sergeant_messages::runtime_error::RuntimeError;
-use sergeant_runtime_adapters::cri::{CriAdapter, CriClient, Endpoint};
+use sergeant_runtime_adapters::cri::{CriAdapter, CriClient};
 
 #[actix_rt::test]
 async fn containerd_1_6_refuses_the_subscription_as_unimplemented_at_once() {

@@ -4,9 +4,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use sergeant_runtime_adapters::cri::{
-    ConnectError, CriClient, CriError, Endpoint, EndpointError, RuntimeConditions,
-};
+use sergeant_config::Endpoint;
+use sergeant_runtime_adapters::cri::{ConnectError, CriClient, CriError, RuntimeConditions};
 
 #[tokio::test]
 async fn version_names_containerd_and_cri_v1() {
@@ -69,10 +68,7 @@ async fn npipe_endpoints_are_refused_on_linux() {
     let endpoint = Endpoint::parse("npipe://./pipe/containerd-containerd").expect("parses");
     let err = CriClient::for_endpoint(endpoint).expect_err("refused");
     assert!(
-        matches!(
-            err,
-            ConnectError::Endpoint(EndpointError::UnsupportedOnPlatform { .. })
-        ),
+        matches!(err, ConnectError::UnsupportedOnPlatform { .. }),
         "{err}"
     );
     assert!(

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig, CriError, Endpoint};
+use sergeant_config::Endpoint;
+use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig, CriError};
 
 const INSTANCE: &str = "crikill";
 

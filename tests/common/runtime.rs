@@ -1,10 +1,11 @@
 //! A CRI client of the containerd under test, so tests can see what the runtime really holds
 //! (no crictl needed on the machine).
 
+use sergeant_config::Endpoint;
 use sergeant_runtime_adapters::cri::api::{
     Container, ContainerFilter, ContainerStatus, PodSandbox, PodSandboxFilter,
 };
-use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig, Endpoint};
+use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
 
 /// A blocking CRI client.
 pub struct Runtime {

@@ -315,7 +315,7 @@ fn set_info(spec: &AdapterSpec, in_service: bool) {
     metrics::gauge!(
         "sergeant_runtime_adapter_info",
         "adapter" => spec.kind_name(),
-        "endpoint" => spec.runtime_endpoint.clone()
+        "endpoint" => spec.runtime_endpoint.to_string()
     )
     .set(if in_service { 1.0 } else { 0.0 });
 }

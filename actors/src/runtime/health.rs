@@ -60,7 +60,7 @@ impl PollSchedule {
 pub(super) async fn probe(port: Recipient<RuntimeCall>, spec: AdapterSpec) -> RuntimeHealth {
     let mut health = RuntimeHealth {
         adapter: spec.kind_name().to_owned(),
-        endpoint: spec.runtime_endpoint.clone(),
+        endpoint: spec.runtime_endpoint.to_string(),
         ..RuntimeHealth::default()
     };
     let port = RuntimePort::direct(port);

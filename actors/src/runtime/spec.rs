@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use sergeant_config::sergeant::RuntimeAdapterKind;
-use sergeant_config::NodeConfig;
+use sergeant_config::{Endpoint, NodeConfig};
 
 /// The adapter the configuration asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,9 +12,9 @@ pub struct AdapterSpec {
     /// cri or fake.
     pub kind: RuntimeAdapterKind,
     /// The runtime service endpoint (`unix:///…`).
-    pub runtime_endpoint: String,
+    pub runtime_endpoint: Endpoint,
     /// The image service endpoint, when it differs from the runtime's.
-    pub image_endpoint: Option<String>,
+    pub image_endpoint: Option<Endpoint>,
     /// The deadline of heavy runtime calls (`runtimeRequestTimeout`).
     pub request_timeout: Duration,
 }

@@ -22,9 +22,9 @@ use tonic::transport::Channel;
 
 use super::call::call;
 use super::connection::{ConnectError, Connection};
-use super::endpoint::Endpoint;
 use super::error::{self, CriError};
 use super::metrics::Operation;
+use sergeant_config::Endpoint;
 
 /// The CRI API version this client speaks, sent in `Version`.
 pub const CRI_API_VERSION: &str = "v1";

@@ -10,7 +10,8 @@ use std::time::Duration;
 use tonic::transport::{Channel, Uri};
 use tower::service_fn;
 
-use super::endpoint::{Endpoint, EndpointError};
+use sergeant_config::Endpoint;
+
 use super::platform;
 
 /// How long one dial of the socket may take before the call fails with `Unavailable`.
@@ -27,9 +28,14 @@ const AUTHORITY_URI: &str = "http://localhost";
 /// (which surface per call as [`super::CriError`]).
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    /// The endpoint cannot be used on this platform.
-    #[error(transparent)]
-    Endpoint(#[from] EndpointError),
+    /// The endpoint's kind does not exist on the platform this binary runs on.
+    #[error("CRI endpoint {endpoint}: {reason}")]
+    UnsupportedOnPlatform {
+        /// The endpoint, as displayed.
+        endpoint: String,
+        /// Why it cannot be used here.
+        reason: &'static str,
+    },
     /// The channel needs a tokio runtime to run its connection task, and there is none.
     #[error("CRI endpoint {endpoint}: the client must be created inside a tokio runtime (an actix arbiter or #[tokio::main])")]
     NoRuntime {
@@ -57,7 +63,7 @@ impl Connection {
     ///
     /// # Errors
     ///
-    /// [`ConnectError::Endpoint`] when the endpoint kind does not exist on this platform (an
+    /// [`ConnectError::UnsupportedOnPlatform`] when the endpoint kind does not exist on this platform (an
     /// npipe endpoint on Linux), [`ConnectError::NoRuntime`] outside a tokio runtime.
     pub fn new(endpoint: &Endpoint) -> Result<Self, ConnectError> {
         let target = Arc::new(platform::target(endpoint)?);

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use hyper_util::rt::TokioIo;
 use tokio::net::UnixStream;
 
-use super::endpoint::{Endpoint, EndpointError};
+use sergeant_config::Endpoint;
+
+use super::connection::ConnectError;
 
 /// What the connector dials on this platform: a socket path.
 pub(crate) type Target = PathBuf;
@@ -20,11 +22,11 @@ pub(crate) type Transport = TokioIo<UnixStream>;
 ///
 /// # Errors
 ///
-/// [`EndpointError::UnsupportedOnPlatform`] for a named pipe endpoint.
-pub(crate) fn target(endpoint: &Endpoint) -> Result<Target, EndpointError> {
+/// [`ConnectError::UnsupportedOnPlatform`] for a named pipe endpoint.
+pub(crate) fn target(endpoint: &Endpoint) -> Result<Target, ConnectError> {
     match endpoint {
         Endpoint::Unix(path) => Ok(path.clone()),
-        Endpoint::NamedPipe(_) => Err(EndpointError::UnsupportedOnPlatform {
+        Endpoint::NamedPipe(_) => Err(ConnectError::UnsupportedOnPlatform {
             endpoint: endpoint.to_string(),
             reason: "named pipes (npipe://) exist only on Windows; use unix:///path/to/socket here",
         }),

@@ -9,7 +9,9 @@ use std::time::Duration;
 use hyper_util::rt::TokioIo;
 use tokio::net::windows::named_pipe::{ClientOptions, NamedPipeClient};
 
-use super::endpoint::{Endpoint, EndpointError};
+use sergeant_config::Endpoint;
+
+use super::connection::ConnectError;
 
 /// `ERROR_PIPE_BUSY`: every instance of the pipe is taken; the server opens another shortly.
 const ERROR_PIPE_BUSY: i32 = 231;
@@ -28,11 +30,11 @@ pub(crate) type Transport = TokioIo<NamedPipeClient>;
 ///
 /// # Errors
 ///
-/// [`EndpointError::UnsupportedOnPlatform`] for a unix socket endpoint.
-pub(crate) fn target(endpoint: &Endpoint) -> Result<Target, EndpointError> {
+/// [`ConnectError::UnsupportedOnPlatform`] for a unix socket endpoint.
+pub(crate) fn target(endpoint: &Endpoint) -> Result<Target, ConnectError> {
     match endpoint {
         Endpoint::NamedPipe(pipe) => Ok(pipe.clone()),
-        Endpoint::Unix(_) => Err(EndpointError::UnsupportedOnPlatform {
+        Endpoint::Unix(_) => Err(ConnectError::UnsupportedOnPlatform {
             endpoint: endpoint.to_string(),
             reason: "CRI runtimes on Windows listen on named pipes; use npipe://./pipe/NAME",
         }),

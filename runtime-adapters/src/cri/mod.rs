@@ -6,7 +6,6 @@ mod call;
 mod client;
 mod conditions;
 mod connection;
-mod endpoint;
 mod error;
 mod events;
 pub mod metrics;
@@ -28,7 +27,6 @@ pub use client::{
 };
 pub use conditions::{RuntimeConditions, NETWORK_READY, RUNTIME_READY};
 pub use connection::{ConnectError, Connection, CONNECT_TIMEOUT};
-pub use endpoint::{Endpoint, EndpointError};
 pub use error::CriError;
 pub use metrics::Operation;
 

@@ -12,11 +12,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use sergeant_config::Endpoint;
 use sergeant_runtime_adapters::cri::api::{
     ContainerConfig, ContainerMetadata, ImageSpec, KeyValue, LinuxPodSandboxConfig,
     PodSandboxConfig, PodSandboxFilter, PodSandboxMetadata,
 };
-use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig, Endpoint};
+use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
 
 /// The variable naming the runtime endpoint under test.
 pub const ENDPOINT_VAR: &str = "SERGEANT_CRI_ENDPOINT";

@@ -1,11 +1,17 @@
-//! Parsing of CRI endpoint strings (`--container-runtime-endpoint`, `--image-service-endpoint`).
+//! CRI endpoints (`containerRuntimeEndpoint`, `imageServiceEndpoint`,
+//! `--container-runtime-endpoint`), parsed when the configuration is loaded.
 //!
 //! The kubelet accepts `unix:///path/to/socket` on Linux, `npipe://./pipe/name` on Windows, and
-//! tolerates a bare absolute socket path. Everything else is refused here, with the endpoint and
-//! the reason in the error, before any connection is attempted.
+//! tolerates a bare absolute socket path. Everything else is refused at load, with the file, line,
+//! field, endpoint and reason, before any connection is attempted. Whether the kind of endpoint
+//! exists on the platform is the runtime adapter's check, made when it connects.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::text::{deserialize_parsed, Scalars};
 
 /// The scheme of a unix domain socket endpoint.
 const UNIX_SCHEME: &str = "unix://";
@@ -16,7 +22,7 @@ const PIPE_PREFIX: &str = "//./pipe/";
 
 /// Where a CRI runtime (or image service) listens.
 ///
-/// Exists so that the rest of the crate never handles raw endpoint strings: once parsed, an
+/// Exists so that nothing after the configuration handles raw endpoint strings: once loaded, an
 /// endpoint is known to be of a supported kind, and only the platform check remains at connect.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Endpoint {
@@ -56,14 +62,6 @@ pub enum EndpointError {
     InvalidPipe {
         /// The endpoint as given.
         endpoint: String,
-    },
-    /// The endpoint kind exists, but not on the platform this binary runs on.
-    #[error("CRI endpoint {endpoint}: {reason}")]
-    UnsupportedOnPlatform {
-        /// The endpoint, as displayed.
-        endpoint: String,
-        /// Why it cannot be used here.
-        reason: &'static str,
     },
 }
 
@@ -133,6 +131,22 @@ impl fmt::Display for Endpoint {
                 write!(f, "{NPIPE_SCHEME}./pipe/{name}")
             }
         }
+    }
+}
+
+impl Serialize for Endpoint {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Endpoint {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_parsed(
+            deserializer,
+            "a CRI endpoint such as \"unix:///run/containerd/containerd.sock\"",
+            Scalars::StringsOnly,
+        )
     }
 }
 
