@@ -1,8 +1,10 @@
 //! The supervisor, exercised with real actix actors and faults injected through failpoints.
 #![cfg(feature = "failpoints")]
 
+mod common;
+
+use common::{run, wait_for};
 use std::cell::RefCell;
-use std::future::Future;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -139,26 +141,6 @@ fn fast_policy() -> RestartPolicy {
         shutdown_timeout: Duration::from_millis(500),
         delivery_timeout: Duration::from_secs(3),
         ..RestartPolicy::default()
-    }
-}
-
-fn run<F: Future<Output = ()>>(test: F) {
-    actix_rt::System::new().block_on(test);
-}
-
-/// Polls `probe` every 10 ms until it returns true, failing the test after `deadline`.
-async fn wait_for<F, Fut>(what: &str, deadline: Duration, mut probe: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let start = Instant::now();
-    while !probe().await {
-        assert!(
-            start.elapsed() < deadline,
-            "timed out after {deadline:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

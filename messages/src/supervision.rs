@@ -79,3 +79,19 @@ pub struct GetTree;
 impl Message for GetTree {
     type Result = TreeNode;
 }
+
+/// Told to the owner of a dynamic supervisor (the pod manager, a pod actor) when it gives a child
+/// up past its restart intensity: the owner reports it while the supervisor waits to try again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildGaveUp {
+    /// The child's key under its supervisor (a pod's UID, a probe's name).
+    pub name: String,
+    /// Why: the last failure and the intensity it exceeded.
+    pub reason: String,
+    /// How long until the supervisor starts it again.
+    pub retry_after: std::time::Duration,
+}
+
+impl Message for ChildGaveUp {
+    type Result = ();
+}

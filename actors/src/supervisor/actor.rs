@@ -2,18 +2,19 @@
 //! or a panic, restarts by strategy with backoff, gives a child up past the restart intensity
 //! and escalates, and stops its children in reverse order with a deadline each.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use actix::{
     Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, ResponseFuture,
     Running as ActorRunning, WrapFuture,
 };
 use futures::future::join_all;
-use sergeant_messages::supervision::{ChildState, FailureRecord, GetTree, Strategy, TreeNode};
+use sergeant_messages::supervision::{ChildState, GetTree, Strategy, TreeNode};
 
-use super::child::{ChildEnv, ChildSpec, JoinOutcome, Running};
+use super::child::{ChildEnv, ChildSpec, JoinOutcome};
+use super::life::{stopping_after_children, Drains, Life, Shutdown};
 use super::metrics;
-use super::policy::{Backoff, IntensityWindow, RestartPolicy};
+use super::policy::RestartPolicy;
 use super::slot::Mark;
 
 /// A supervisor of a fixed, ordered list of children.
@@ -22,22 +23,13 @@ pub struct Supervisor {
     strategy: Strategy,
     policy: RestartPolicy,
     children: Vec<Child>,
-    shutting_down: bool,
-    drained: bool,
+    shutdown: Shutdown,
 }
 
-/// The supervisor's record of one child across its incarnations.
+/// One child: how to start it, and its life so far.
 struct Child {
     spec: ChildSpec,
-    env: ChildEnv,
-    state: ChildState,
-    generation: u64,
-    running: Option<Running>,
-    restarts: u64,
-    window: IntensityWindow,
-    backoff: Backoff,
-    started_at: Instant,
-    last_failure: Option<FailureRecord>,
+    life: Life,
 }
 
 impl Supervisor {
@@ -52,16 +44,8 @@ impl Supervisor {
         let children = children
             .into_iter()
             .map(|spec| Child {
-                env: env.child(spec.name()),
+                life: Life::new(env.child(spec.name()), &policy),
                 spec,
-                state: ChildState::Restarting,
-                generation: 0,
-                running: None,
-                restarts: 0,
-                window: IntensityWindow::new(&policy),
-                backoff: Backoff::new(&policy),
-                started_at: Instant::now(),
-                last_failure: None,
             })
             .collect();
         Self {
@@ -69,22 +53,17 @@ impl Supervisor {
             strategy,
             policy,
             children,
-            shutting_down: false,
-            drained: false,
+            shutdown: Shutdown::No,
         }
     }
 
     fn start_child(&mut self, index: usize, ctx: &mut Context<Self>) {
         let child = &mut self.children[index];
-        child.generation += 1;
-        child.env.clear_exit_reason();
-        let running = child.spec.start(child.env.clone());
+        child.life.env.clear_exit_reason();
+        let running = child.spec.start(child.life.env.clone());
         let done = running.done();
-        child.running = Some(running);
-        child.state = ChildState::Running;
-        child.started_at = Instant::now();
-        metrics::set_up(child.env.path(), true);
-        let generation = child.generation;
+        let generation = child.life.started(running);
+        metrics::set_up(child.life.env.path(), true);
         ctx.spawn(
             done.into_actor(self)
                 .map(move |outcome, act, ctx| act.child_ended(index, generation, outcome, ctx)),
@@ -99,35 +78,24 @@ impl Supervisor {
         ctx: &mut Context<Self>,
     ) {
         let child = &mut self.children[index];
-        if child.generation != generation || child.running.is_none() {
-            return; // stopped on purpose; whoever stopped it is in charge
+        if !child.life.ended(generation) {
+            return;
         }
-        child.running = None;
-        metrics::set_up(child.env.path(), false);
-        if self.shutting_down {
-            child.state = ChildState::Stopped;
+        metrics::set_up(child.life.env.path(), false);
+        if self.shutdown.started() {
+            child.life.state = ChildState::Stopped;
             (child.spec.mark)(Mark::Down);
             return;
         }
-        let message = describe_failure(&outcome, child.env.exit_reason());
-        tracing::error!(child = child.env.path(), "child failed: {message}");
-        child.last_failure = Some(FailureRecord {
-            at: rfc3339(SystemTime::now()),
-            message: message.clone(),
-        });
-        if !child.window.admit(Instant::now()) {
-            child.state = ChildState::GaveUp;
+        let message = child.life.failed(&outcome);
+        let Some(delay) = child.life.next_restart() else {
+            child.life.state = ChildState::GaveUp;
             (child.spec.mark)(Mark::Down);
-            let reason = format!(
-                "gave up on {} after more than {}: {message}",
-                child.env.path(),
-                child.window.describe()
-            );
+            let reason = child.life.give_up_reason(&message);
             tracing::error!(supervisor = self.env.path(), "{reason}");
             self.env.fail(ctx, reason);
             return;
-        }
-        let delay = child.backoff.delay(child.started_at.elapsed());
+        };
         let group: Vec<usize> = match self.strategy {
             Strategy::OneForOne => vec![index],
             Strategy::RestForOne => (index..self.children.len()).collect(),
@@ -142,10 +110,10 @@ impl Supervisor {
         let mut stops = Vec::new();
         for &index in group.iter().rev() {
             let child = &mut self.children[index];
-            child.state = ChildState::Restarting;
+            child.life.state = ChildState::Restarting;
             (child.spec.mark)(Mark::Restarting);
-            if let Some(running) = child.running.take() {
-                metrics::set_up(child.env.path(), false);
+            if let Some(running) = child.life.running.take() {
+                metrics::set_up(child.life.env.path(), false);
                 stops.push(running.stop(child.spec.deadline(&self.policy)));
             }
         }
@@ -162,52 +130,17 @@ impl Supervisor {
             tokio::time::sleep(delay).await;
         };
         ctx.spawn(wait.into_actor(self).map(move |(), act, ctx| {
-            if act.shutting_down {
+            if act.shutdown.started() {
                 return;
             }
             for index in group {
                 let child = &mut act.children[index];
-                if child.state == ChildState::Restarting {
-                    child.restarts += 1;
-                    metrics::count_restart(child.env.path());
+                if child.life.state == ChildState::Restarting {
+                    child.life.restarts += 1;
+                    metrics::count_restart(child.life.env.path());
                     act.start_child(index, ctx);
                 }
             }
-        }));
-    }
-
-    /// Stops every live child in reverse start order, each within its deadline, then stops
-    /// this supervisor for good.
-    fn drain(&mut self, ctx: &mut Context<Self>) {
-        let mut stops = Vec::new();
-        for child in self.children.iter_mut().rev() {
-            if child.state == ChildState::Running || child.state == ChildState::Restarting {
-                child.state = ChildState::Stopped;
-            }
-            (child.spec.mark)(Mark::Down);
-            if let Some(running) = child.running.take() {
-                metrics::set_up(child.env.path(), false);
-                let path = child.env.path().to_owned();
-                let deadline = child.spec.deadline(&self.policy);
-                stops.push(async move {
-                    if running.stop(deadline).await == JoinOutcome::Aborted {
-                        tracing::warn!(
-                            child = path,
-                            ?deadline,
-                            "child missed its shutdown deadline and was aborted"
-                        );
-                    }
-                });
-            }
-        }
-        let drain = async move {
-            for stop in stops {
-                stop.await;
-            }
-        };
-        ctx.spawn(drain.into_actor(self).map(|(), act, ctx| {
-            act.drained = true;
-            ctx.stop();
         }));
     }
 
@@ -236,14 +169,7 @@ impl Actor for Supervisor {
     }
 
     fn stopping(&mut self, ctx: &mut Context<Self>) -> ActorRunning {
-        if self.drained {
-            return ActorRunning::Stop;
-        }
-        if !self.shutting_down {
-            self.shutting_down = true;
-            self.drain(ctx);
-        }
-        ActorRunning::Continue
+        stopping_after_children(self, ctx)
     }
 }
 
@@ -256,17 +182,8 @@ impl Handler<GetTree> for Supervisor {
             .children
             .iter()
             .map(|child| {
-                let node = TreeNode {
-                    name: child.spec.name().to_owned(),
-                    path: child.env.path().to_owned(),
-                    strategy: child.spec.strategy,
-                    state: child.state,
-                    restarts: child.restarts,
-                    last_failure: child.last_failure.clone(),
-                    status: child.env.status(),
-                    children: Vec::new(),
-                };
-                let inspect = child.running.as_ref().and_then(|r| r.inspect.clone());
+                let node = child.life.node(child.spec.name(), child.spec.strategy);
+                let inspect = child.life.running.as_ref().and_then(|r| r.inspect.clone());
                 async move {
                     let mut node = node;
                     if let Some(inspect) = inspect {
@@ -286,12 +203,44 @@ impl Handler<GetTree> for Supervisor {
     }
 }
 
-fn describe_failure(outcome: &JoinOutcome, reason: Option<String>) -> String {
-    match (outcome, reason) {
-        (JoinOutcome::Panicked(message), _) => format!("panicked: {message}"),
-        (_, Some(reason)) => format!("failed: {reason}"),
-        (JoinOutcome::Stopped, None) => "stopped unexpectedly".to_owned(),
-        (JoinOutcome::Aborted, None) => "aborted".to_owned(),
+impl Drains for Supervisor {
+    fn shutdown(&mut self) -> &mut Shutdown {
+        &mut self.shutdown
+    }
+
+    /// Stops every live child in reverse start order, each within its deadline.
+    fn drain(&mut self, ctx: &mut Context<Self>) {
+        let mut stops = Vec::new();
+        for child in self.children.iter_mut().rev() {
+            let life = &mut child.life;
+            if life.state == ChildState::Running || life.state == ChildState::Restarting {
+                life.state = ChildState::Stopped;
+            }
+            (child.spec.mark)(Mark::Down);
+            if let Some(running) = life.running.take() {
+                metrics::set_up(life.env.path(), false);
+                let path = life.env.path().to_owned();
+                let deadline = child.spec.deadline(&self.policy);
+                stops.push(async move {
+                    if running.stop(deadline).await == JoinOutcome::Aborted {
+                        tracing::warn!(
+                            child = path,
+                            ?deadline,
+                            "child missed its shutdown deadline and was aborted"
+                        );
+                    }
+                });
+            }
+        }
+        let drain = async move {
+            for stop in stops {
+                stop.await;
+            }
+        };
+        ctx.spawn(drain.into_actor(self).map(|(), act, ctx| {
+            act.shutdown = Shutdown::Drained;
+            ctx.stop();
+        }));
     }
 }
 

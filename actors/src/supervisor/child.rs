@@ -13,6 +13,7 @@ use tokio::task::AbortHandle;
 use tracing::Instrument;
 
 use super::actor::Supervisor;
+use super::dynamic::{DynamicSpec, DynamicSupervisor};
 use super::policy::RestartPolicy;
 use super::slot::{Availability, Mark, Slot};
 
@@ -106,7 +107,7 @@ pub struct Running {
     stop: Option<oneshot::Sender<()>>,
     pub(crate) done: Shared<LocalBoxFuture<'static, JoinOutcome>>,
     abort: Abort,
-    pub(crate) inspect: Option<Rc<dyn Fn() -> LocalBoxFuture<'static, Option<TreeNode>>>>,
+    pub(crate) inspect: Option<InspectFn>,
 }
 
 /// How to end an incarnation that missed its shutdown deadline.
@@ -199,6 +200,24 @@ pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 }
 
 type StartFn = Rc<dyn Fn(ChildEnv) -> Running>;
+type InspectFn = Rc<dyn Fn() -> LocalBoxFuture<'static, Option<TreeNode>>>;
+
+/// Reads the subtree of the supervisor at `addr`, giving up after [`INSPECT_TIMEOUT`].
+fn inspector<S>(addr: actix::Addr<S>) -> InspectFn
+where
+    S: Actor<Context = Context<S>> + actix::Handler<GetTree>,
+{
+    Rc::new(move || {
+        let addr = addr.clone();
+        async move {
+            match tokio::time::timeout(INSPECT_TIMEOUT, addr.send(GetTree)).await {
+                Ok(Ok(tree)) => Some(tree),
+                _ => None,
+            }
+        }
+        .boxed_local()
+    })
+}
 type MarkFn = Rc<dyn Fn(Mark)>;
 
 /// How to start one child, again and again: its name, a factory for fresh incarnations, and
@@ -257,22 +276,40 @@ impl ChildSpec {
         let own_deadline = policy.shutdown_timeout;
         let children_deadline: Duration = children.iter().map(|c| c.deadline(policy)).sum();
         let policy = policy.clone();
+        let make =
+            move |env: ChildEnv| Supervisor::new(env, strategy, policy.clone(), children.clone());
+        Self::supervising(name, slot, make, own_deadline + children_deadline)
+            .with_strategy(strategy)
+    }
+
+    /// A dynamic supervisor (children that come and go, see [`DynamicSupervisor`]) published to
+    /// `slot`; its children show below it in the tree.
+    ///
+    /// Its shutdown deadline is twice its children's, since it stops them all at once.
+    pub fn dynamic_supervisor<A>(
+        name: &str,
+        slot: &Slot<DynamicSupervisor<A>>,
+        spec: DynamicSpec<A>,
+    ) -> Self
+    where
+        A: Actor<Context = Context<A>>,
+    {
+        let deadline = spec.policy.shutdown_timeout * 2;
+        let make = move |env: ChildEnv| DynamicSupervisor::new(&env, spec.clone());
+        Self::supervising(name, slot, make, deadline)
+    }
+
+    /// A supervisor made by `make` and published to `slot`, whose subtree shows in the tree.
+    fn supervising<S, F>(name: &str, slot: &Slot<S>, make: F, deadline: Duration) -> Self
+    where
+        S: Actor<Context = Context<S>> + actix::Handler<GetTree>,
+        F: Fn(ChildEnv) -> S + 'static,
+    {
         let publish = slot.clone();
         let start: StartFn = Rc::new(move |env: ChildEnv| {
             let span = env.span();
-            let supervisor = Supervisor::new(env, strategy, policy.clone(), children.clone());
-            let (addr, mut running) = spawn_actor(supervisor, span);
-            let inspect_addr = addr.clone();
-            running.inspect = Some(Rc::new(move || {
-                let addr = inspect_addr.clone();
-                async move {
-                    match tokio::time::timeout(INSPECT_TIMEOUT, addr.send(GetTree)).await {
-                        Ok(Ok(tree)) => Some(tree),
-                        _ => None,
-                    }
-                }
-                .boxed_local()
-            }));
+            let (addr, mut running) = spawn_actor(make(env), span);
+            running.inspect = Some(inspector(addr.clone()));
             publish.publish(Availability::Up(addr));
             running
         });
@@ -280,9 +317,14 @@ impl ChildSpec {
             name: name.to_owned(),
             start,
             mark: slot.marker(),
-            shutdown_timeout: Some(own_deadline + children_deadline),
-            strategy: Some(strategy),
+            shutdown_timeout: Some(deadline),
+            strategy: None,
         }
+    }
+
+    fn with_strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = Some(strategy);
+        self
     }
 
     /// Overrides the supervisor's shutdown deadline for this child.

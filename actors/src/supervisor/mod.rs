@@ -4,10 +4,13 @@
 //! start the root with [`start_root`], and reach children through the [`ChildRef`] of their
 //! [`Slot`]. A [`Supervisor`] detects a child's stop, error exit ([`ChildEnv::fail`]) and panic,
 //! restarts by [`Strategy`](sergeant_messages::supervision::Strategy) with backoff, and escalates
-//! past its [`RestartPolicy`]'s intensity.
+//! past its [`RestartPolicy`]'s intensity. Children that come and go (pods, probe workers) live
+//! under a [`DynamicSupervisor`], declared with [`ChildSpec::dynamic_supervisor`].
 
 mod actor;
 mod child;
+mod dynamic;
+mod life;
 pub mod metrics;
 mod policy;
 mod root;
@@ -17,6 +20,10 @@ mod thread;
 pub(crate) use actor::rfc3339;
 pub use actor::Supervisor;
 pub use child::{spawn_actor, ChildEnv, ChildSpec, JoinOutcome, Running};
+pub use dynamic::{
+    DynamicSpec, DynamicSupervisor, GiveUpPolicy, InspectChild, MakeChild, OnGiveUp, StartChild,
+    StopChild,
+};
 pub use policy::RestartPolicy;
 pub use root::{start_root, RootExit, RootHandle};
 pub use slot::{Availability, ChildRef, Mark, SendError, Slot};

@@ -105,6 +105,12 @@ impl<A: Actor> Slot<A> {
         }
     }
 
+    /// Whether the child is up (and where), restarting or down, right now.
+    #[must_use]
+    pub fn availability(&self) -> Availability<A> {
+        self.tx.borrow().clone()
+    }
+
     pub(crate) fn publish(&self, availability: Availability<A>) {
         self.tx.send_replace(availability);
     }

@@ -1,0 +1,273 @@
+//! The dynamic supervisor, exercised with real actix actors: children that come and go, are
+//! restarted with back-off when they panic or fail, are forgotten when they finish, and past
+//! their intensity are given up for a while — reported to their owner — without escalating.
+
+mod common;
+
+use common::{run, wait_for};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use actix::{Actor, ActorContext, Context, Handler, Message};
+use sergeant_actors::supervisor::{
+    start_root, ChildEnv, ChildRef, ChildSpec, DynamicSpec, DynamicSupervisor, GiveUpPolicy,
+    RestartPolicy, SendError, Slot, StartChild, StopChild, Supervisor,
+};
+use sergeant_messages::supervision::{ChildGaveUp, ChildState, GetTree, Strategy, TreeNode};
+
+static INCARNATIONS: AtomicU64 = AtomicU64::new(1);
+
+/// A child that answers its incarnation number, and panics, fails or finishes on request.
+struct Worker {
+    env: ChildEnv,
+    incarnation: u64,
+}
+
+impl Actor for Worker {
+    type Context = Context<Self>;
+}
+
+enum Order {
+    Incarnation,
+    Panic,
+    Fail,
+    Finish,
+}
+
+impl Message for Order {
+    type Result = u64;
+}
+
+impl Handler<Order> for Worker {
+    type Result = u64;
+    fn handle(&mut self, order: Order, ctx: &mut Context<Self>) -> u64 {
+        match order {
+            Order::Incarnation => {}
+            Order::Panic => panic!("worker {} told to panic", self.env.name()),
+            Order::Fail => self.env.fail(ctx, "told to fail"),
+            Order::Finish => ctx.stop(),
+        }
+        self.incarnation
+    }
+}
+
+type GaveUp = Rc<RefCell<Vec<ChildGaveUp>>>;
+
+struct Fixture {
+    supervisor: ChildRef<DynamicSupervisor<Worker>>,
+    root: ChildRef<Supervisor>,
+    gave_up: GaveUp,
+    made: Rc<RefCell<Vec<String>>>,
+}
+
+fn policy() -> RestartPolicy {
+    RestartPolicy {
+        backoff_initial: Duration::from_millis(20),
+        backoff_max: Duration::from_millis(100),
+        intensity: 3,
+        intensity_period: Duration::from_secs(60),
+        shutdown_timeout: Duration::from_millis(500),
+        delivery_timeout: Duration::from_secs(3),
+        ..RestartPolicy::default()
+    }
+}
+
+/// A root supervisor with one sibling worker and the dynamic supervisor `workers`.
+fn fixture(retry_after: Duration) -> (Fixture, sergeant_actors::supervisor::RootHandle) {
+    let gave_up: GaveUp = Rc::default();
+    let made: Rc<RefCell<Vec<String>>> = Rc::default();
+    let seen = Rc::clone(&gave_up);
+    let names = Rc::clone(&made);
+    let spec = DynamicSpec {
+        policy: policy(),
+        give_up: GiveUpPolicy { retry_after },
+        make: Rc::new(move |name: &str, env: &ChildEnv| {
+            names.borrow_mut().push(name.to_owned());
+            Worker {
+                env: env.clone(),
+                incarnation: INCARNATIONS.fetch_add(1, Ordering::SeqCst),
+            }
+        }),
+        on_give_up: Some(Rc::new(move |report| seen.borrow_mut().push(report))),
+        inspect: None,
+    };
+    let slot = Slot::new("workers");
+    let sibling_slot: Slot<Worker> = Slot::new("sibling");
+    let root_slot = Slot::new("root");
+    let children = vec![
+        ChildSpec::worker("sibling", &sibling_slot, |env| Worker {
+            env: env.clone(),
+            incarnation: INCARNATIONS.fetch_add(1, Ordering::SeqCst),
+        }),
+        ChildSpec::dynamic_supervisor("workers", &slot, spec),
+    ];
+    let root_spec =
+        ChildSpec::supervisor("root", Strategy::OneForOne, &policy(), &root_slot, children);
+    let root = start_root(&root_spec);
+    (
+        Fixture {
+            supervisor: slot.reference(Duration::from_secs(3)),
+            root: root_slot.reference(Duration::from_secs(3)),
+            gave_up,
+            made,
+        },
+        root,
+    )
+}
+
+impl Fixture {
+    async fn start(&self, name: &str) -> ChildRef<Worker> {
+        let slot = Slot::new(name);
+        let child = slot.reference(Duration::from_secs(3));
+        self.supervisor
+            .send(StartChild {
+                name: name.to_owned(),
+                slot,
+            })
+            .await
+            .expect("the dynamic supervisor answers");
+        child
+    }
+
+    async fn tree(&self) -> TreeNode {
+        let root = self.root.send(GetTree).await.expect("root answers");
+        root.children
+            .into_iter()
+            .find(|c| c.name == "workers")
+            .expect("the dynamic supervisor is in the tree")
+    }
+
+    async fn child(&self, name: &str) -> Option<TreeNode> {
+        self.tree()
+            .await
+            .children
+            .into_iter()
+            .find(|c| c.name == name)
+    }
+}
+
+#[test]
+fn children_come_and_go_and_show_in_the_tree() {
+    run(async {
+        let (fixture, _root) = fixture(Duration::from_secs(60));
+        let a = fixture.start("a").await;
+        let b = fixture.start("b").await;
+        let first_a = a.send(Order::Incarnation).await.expect("a answers");
+        b.send(Order::Incarnation).await.expect("b answers");
+        let tree = fixture.tree().await;
+        let names: Vec<_> = tree.children.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(tree.children[0].path, "root/workers/a");
+        assert!(tree.children.iter().all(|c| c.state == ChildState::Running));
+
+        // Asking again for a running child starts nothing new.
+        let again = fixture.start("a").await;
+        assert_eq!(again.send(Order::Incarnation).await, Ok(first_a));
+        assert_eq!(fixture.made.borrow().as_slice(), ["a", "b"]);
+
+        // Stopped on purpose: gone, not restarted.
+        fixture
+            .supervisor
+            .send(StopChild::<Worker>::named("b"))
+            .await
+            .expect("answers");
+        assert_eq!(
+            b.send(Order::Incarnation).await,
+            Err(SendError::Down { actor: "b".into() })
+        );
+        assert!(fixture.child("b").await.is_none());
+
+        // Finished by itself without a failure: forgotten (transient).
+        a.send(Order::Finish)
+            .await
+            .expect("a answers before it stops");
+        wait_for("a to be forgotten", Duration::from_secs(5), || async {
+            fixture.child("a").await.is_none()
+        })
+        .await;
+        assert_eq!(fixture.made.borrow().as_slice(), ["a", "b"]);
+    });
+}
+
+#[test]
+fn a_panicking_child_is_restarted_with_back_off_and_its_siblings_are_untouched() {
+    run(async {
+        let (fixture, _root) = fixture(Duration::from_secs(60));
+        let a = fixture.start("a").await;
+        let b = fixture.start("b").await;
+        let first_a = a.send(Order::Incarnation).await.expect("a answers");
+        let first_b = b.send(Order::Incarnation).await.expect("b answers");
+
+        assert_eq!(
+            a.send(Order::Panic).await,
+            Err(SendError::Died { actor: "a".into() })
+        );
+        let second_a = a.send(Order::Incarnation).await.expect("a is back");
+        assert_ne!(second_a, first_a, "a new incarnation");
+        assert_eq!(b.send(Order::Incarnation).await, Ok(first_b), "b untouched");
+
+        a.send(Order::Fail).await.expect("a answers before failing");
+        let third_a = a.send(Order::Incarnation).await.expect("a is back again");
+        assert_ne!(third_a, second_a);
+
+        let node = fixture.child("a").await.expect("a is listed");
+        assert_eq!(node.restarts, 2);
+        assert_eq!(node.state, ChildState::Running);
+        let failure = node.last_failure.expect("the last failure is kept");
+        assert_eq!(failure.message, "failed: told to fail");
+        assert_eq!(fixture.child("b").await.map(|b| b.restarts), Some(0));
+        assert!(fixture.gave_up.borrow().is_empty());
+    });
+}
+
+#[test]
+fn past_its_intensity_a_child_is_given_up_reported_and_retried_later_without_escalation() {
+    run(async {
+        let retry_after = Duration::from_millis(800);
+        let (fixture, _root) = fixture(retry_after);
+        let a = fixture.start("a").await;
+        let b = fixture.start("b").await;
+        let first_b = b.send(Order::Incarnation).await.expect("b answers");
+        // The intensity is 3 restarts a minute: the fourth failure gives the child up. Each
+        // send waits out the restart of the incarnation before it.
+        for _ in 0..4 {
+            assert_eq!(
+                a.send(Order::Panic).await,
+                Err(SendError::Died { actor: "a".into() })
+            );
+        }
+        let given_up_at = Instant::now();
+        wait_for("a to be given up", Duration::from_secs(5), || async {
+            fixture
+                .child("a")
+                .await
+                .is_some_and(|a| a.state == ChildState::GaveUp)
+        })
+        .await;
+        {
+            let reports = fixture.gave_up.borrow();
+            assert_eq!(reports.len(), 1, "{reports:?}");
+            assert_eq!(reports[0].name, "a");
+            assert!(
+                reports[0].reason.contains("3 restarts in")
+                    && reports[0].reason.contains("told to panic"),
+                "{}",
+                reports[0].reason
+            );
+            assert_eq!(reports[0].retry_after, retry_after);
+        }
+        // Nothing escalated: the sibling and the dynamic supervisor's other child carry on.
+        assert_eq!(b.send(Order::Incarnation).await, Ok(first_b));
+        let root = fixture.root.send(GetTree).await.expect("root answers");
+        assert!(root.children.iter().all(|c| c.restarts == 0), "{root:?}");
+
+        // After the slow retry the child runs again, with a fresh intensity window.
+        a.send(Order::Incarnation).await.expect("a is back");
+        assert!(given_up_at.elapsed() >= retry_after / 2);
+        let node = fixture.child("a").await.expect("a is listed");
+        assert_eq!(node.state, ChildState::Running);
+        assert_eq!(node.restarts, 4);
+    });
+}
