@@ -186,12 +186,14 @@ async fn bind_sub_paths(mounts: Vec<SubPathMount>) -> Result<(), String> {
     }
     let reach = volumes::sub_paths_reach(&mounts);
     run_file_work(reach, "subPath preparation", move || {
-        volumes::prepare_sub_paths(&mounts).map_err(|refused| {
-            refused.record();
-            refused.to_string()
-        })
+        volumes::prepare_sub_paths(&mounts)
     })
     .await?
+    .map_err(|refused| {
+        // Here, in the pod's span: the blocking pool has none.
+        refused.record();
+        refused.to_string()
+    })
 }
 
 async fn ensure_image(

@@ -2,8 +2,8 @@
 //! subPaths inside its volume, creates a missing one as a directory, and bind-mounts the
 //! opened result at the container's mount point, after unmounting and removing the
 //! container's earlier ones; [`clear_pod_mount_points`] unmounts and removes all of a pod's
-//! at its teardown. Blocking file-system and mount calls: the pod actor
-//! runs them through [`crate::pod::file_work`] ([`super::sub_paths_reach`] says where).
+//! at its teardown. Blocking file-system and mount calls: the pod actor runs them through
+//! [`crate::pod::file_work`] ([`super::sub_paths_reach`] says where).
 //!
 //! Resolution uses `openat2(2)` with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS` from the opened
 //! volume directory. The kernel then follows the links that stay inside the volume (a
@@ -12,8 +12,8 @@
 //! call does it atomically against concurrent renames (the kernel answers `EAGAIN` when a
 //! rename could have changed the answer; that is retried a few times). A walk of our own
 //! with `O_NOFOLLOW` would have to re-implement link resolution to keep in-volume links
-//! working, and would be the place for the bugs upstream had. The kernel here is recent
-//! (openat2 came in 5.6).
+//! working, and would be the place for the bugs upstream had. openat2 came in Linux 5.6; on
+//! an older kernel every subPath is refused (`ENOSYS`), never resolved less safely.
 
 use std::ffi::OsStr;
 use std::io::ErrorKind;
@@ -22,8 +22,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use nix::errno::Errno;
-use nix::fcntl::AtFlags;
-use nix::fcntl::{open, openat2, OFlag, OpenHow, ResolveFlag};
+use nix::fcntl::{open, openat2, AtFlags, OFlag, OpenHow, ResolveFlag};
 use nix::mount::{umount2, MntFlags, MsFlags};
 use nix::sys::stat::{fchmod, fstat, fstatat, mkdirat, Mode, SFlag};
 use nix::sys::statvfs::{statvfs, FsFlags};
@@ -62,6 +61,7 @@ pub fn prepare_sub_paths(mounts: &[SubPathMount]) -> Result<(), SubPathError> {
             return Err(mount.refused(reason));
         }
         tracing::debug!(
+            pod = mount.pod,
             field = mount.field,
             mount_point = %mount.mount_point.display(),
             "subPath bound"
