@@ -420,6 +420,31 @@ mod tests {
     }
 
     #[test]
+    fn a_sub_path_needs_a_container_name_usable_as_a_directory() {
+        let (pod, plan, mut container) = setup(vec![VolumeMount {
+            sub_path: Some("a".into()),
+            ..vm("data", "/a")
+        }]);
+        container.name = "..".into();
+        let id = PodIdentity::of(&pod).unwrap();
+        let error = container_mounts(
+            &id,
+            &container,
+            "spec.containers[0]",
+            &plan,
+            &HashMap::new(),
+            None,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("spec.containers[0].name: \"..\" is not usable"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn the_termination_log_file_is_prepared_empty() {
         let root = tempfile::tempdir().unwrap();
         let node = node(root.path().to_path_buf());
