@@ -233,7 +233,8 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
             None,
             &PodObjects::default(),
         )
-        .expect("container config");
+        .expect("container config")
+        .config;
         let container_id = client
             .create_container(&sandbox_id, config, sandbox.clone())
             .await

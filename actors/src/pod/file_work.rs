@@ -14,7 +14,8 @@
 //! Work that never leaves sergeant's own places (a container's files, the API-backed volumes'
 //! refresh, termination messages) is simply called where it is needed; [`run_file_work`] is
 //! for work whose reach depends on the pod: the sandbox setup with its volumes
-//! ([`crate::pod::volumes::VolumePlan::reach`]).
+//! ([`crate::pod::volumes::VolumePlan::reach`]) and a container's subPath binds
+//! ([`crate::pod::volumes::sub_paths_reach`]).
 
 /// How far a piece of file work reaches, which decides the thread it runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

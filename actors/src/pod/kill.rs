@@ -1,6 +1,6 @@
 //! Terminating a pod: preStop hooks, then the app containers stopped together within the
-//! grace period, then sidecars and init containers, then the sandbox; volumes and the pod
-//! cgroup are removed last.
+//! grace period, then sidecars and init containers, then the sandbox is stopped; then the pod's
+//! directory (volumes, subPath mounts), the sandbox and the pod cgroup are removed.
 
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,11 @@ const PRE_STOP_EXTENSION: Duration = Duration::from_secs(2);
 /// `pod` is the spec when known (its hooks and grace period); a pod found only in the runtime
 /// (removed while sergeant was down) is stopped with the grace period its containers carry.
 ///
+/// The pod's directory — its volumes and subPath bind mounts, unmounted first — goes before
+/// its sandboxes: if sergeant dies in between, the sandbox left in the runtime makes the
+/// next sergeant find the pod again and finish the teardown, so no mount is left behind
+/// with nothing to point at it.
+///
 /// # Errors
 /// The first runtime or file-system failure; the caller retries.
 pub async fn kill_pod(
@@ -33,6 +38,11 @@ pub async fn kill_pod(
     grace: Option<Duration>,
 ) -> Result<(), String> {
     let runtime = stop_pod(port, uid, pod, grace).await?;
+    let (owned_node, owned_uid) = (node.clone(), uid.to_owned());
+    tokio::task::spawn_blocking(move || super::volumes::teardown_pod_dir(&owned_uid, &owned_node))
+        .await
+        .map_err(|e| format!("teardown did not finish: {e}"))?
+        .map_err(|e| e.to_string())?;
     for sandbox in &runtime.sandboxes {
         port.call(cri::RemovePodSandboxRequest {
             pod_sandbox_id: sandbox.id.clone(),
@@ -40,18 +50,13 @@ pub async fn kill_pod(
         .await
         .map_err(|e| e.to_string())?;
     }
-    let node = node.clone();
-    let uid = uid.to_owned();
-    let cgroup = pod.map(|p| spec::pod_cgroup_parent(p, &node));
-    tokio::task::spawn_blocking(move || -> Result<(), String> {
-        super::volumes::teardown_pod_dir(&uid, &node).map_err(|e| e.to_string())?;
-        if let Some(cgroup) = cgroup {
-            spec::remove_pod_cgroup(&cgroup).map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    })
-    .await
-    .map_err(|e| format!("teardown did not finish: {e}"))?
+    let Some(cgroup) = pod.map(|p| spec::pod_cgroup_parent(p, node)) else {
+        return Ok(());
+    };
+    tokio::task::spawn_blocking(move || spec::remove_pod_cgroup(&cgroup))
+        .await
+        .map_err(|e| format!("cgroup removal did not finish: {e}"))?
+        .map_err(|e| e.to_string())
 }
 
 /// Stops the pod `uid` without removing anything: preStop hooks, app containers together

@@ -1,5 +1,6 @@
-//! Starting one container: its image per pull policy (with pull back-off), then create and
-//! start through the runtime, then its postStart hook.
+//! Starting one container: its image per pull policy (with pull back-off), then its subPath
+//! mounts bound on the node, then create and start through the runtime, then its postStart
+//! hook.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,10 +10,11 @@ use sergeant_messages::runtime::cri;
 
 use super::backoff::{Backoff, BackoffPolicy};
 use super::credentials;
+use super::file_work::run_file_work;
 use super::hooks;
 use super::spec::{self, ContainerKind, NodeContext};
 use super::status::Waiting;
-use super::volumes::VolumePlan;
+use super::volumes::{self, SubPathMount, VolumePlan};
 use crate::events::EventType::{Normal, Warning};
 use crate::events::{container_event, go_millis, reason};
 use crate::runtime::RuntimePort;
@@ -86,7 +88,7 @@ pub async fn start_container(
     });
     image?;
     files.map_err(|e| waiting(name, "CreateContainerConfigError", e))?;
-    let config = spec::container_config(
+    let setup = spec::container_config(
         &request.pod,
         &request.container,
         request.kind,
@@ -97,10 +99,13 @@ pub async fn start_container(
         &request.objects,
     )
     .map_err(|e| waiting(name, "CreateContainerConfigError", e.to_string()))?;
+    bind_sub_paths(setup.sub_paths)
+        .await
+        .map_err(|e| waiting(name, "CreateContainerConfigError", e))?;
     let created = port
         .call(cri::CreateContainerRequest {
             pod_sandbox_id: request.sandbox_id.clone(),
-            config: Some(config),
+            config: Some(setup.config),
             sandbox_config: Some(request.sandbox_config.clone()),
         })
         .await
@@ -167,6 +172,28 @@ fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), Strin
         .map_err(|e| e.to_string())?;
     spec::prepare_hosts_file(pod, &request.pod_ips, node).map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// Binds the container's subPath mounts on the node (see [`volumes::prepare_sub_paths`]), on
+/// the thread their reach calls for: the pod actor's own, or the blocking pool when one is on
+/// a hostPath volume. Nothing to do, and no file work, for a container without subPaths.
+///
+/// # Errors
+/// The refused subPath (logged and counted), naming pod, field and reason.
+async fn bind_sub_paths(mounts: Vec<SubPathMount>) -> Result<(), String> {
+    if mounts.is_empty() {
+        return Ok(());
+    }
+    let reach = volumes::sub_paths_reach(&mounts);
+    run_file_work(reach, "subPath preparation", move || {
+        volumes::prepare_sub_paths(&mounts)
+    })
+    .await?
+    .map_err(|refused| {
+        // Here, in the pod's span: the blocking pool has none.
+        refused.record();
+        refused.to_string()
+    })
 }
 
 async fn ensure_image(

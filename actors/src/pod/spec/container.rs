@@ -23,7 +23,7 @@ use super::resources::linux_resources;
 use super::sandbox::identity_labels;
 use super::security::container_security;
 use crate::pod::labels;
-use crate::pod::volumes::VolumePlan;
+use crate::pod::volumes::{SubPathMount, VolumePlan};
 
 /// The grace period of a pod that names none, in seconds.
 const DEFAULT_GRACE_PERIOD_SECONDS: i64 = 30;
@@ -51,7 +51,18 @@ impl ContainerKind {
     }
 }
 
-/// The runtime configuration of the `restart_count`-th instance of `container`. `pod_ip` is
+/// What creating one container needs: its runtime configuration, and the subPath mounts the
+/// node must bind before the runtime sees it (the configuration mounts their mount points).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerSetup {
+    /// The CRI configuration.
+    pub config: ContainerConfig,
+    /// Its subPath mounts, for [`crate::pod::volumes::prepare_sub_paths`].
+    pub sub_paths: Vec<SubPathMount>,
+}
+
+/// The runtime configuration of the `restart_count`-th instance of `container`, with the
+/// subPath mounts to prepare before it is created. `pod_ip` is
 /// the sandbox's address, which env `fieldRef: status.podIP` needs; pass `None` when it is not
 /// known (such a reference then fails with a precise error). `objects` holds the config maps
 /// and secrets the environment reads, fetched beforehand. Mounts the termination-log file
@@ -74,7 +85,7 @@ pub fn container_config(
     volumes: &VolumePlan,
     pod_ip: Option<&str>,
     objects: &PodObjects,
-) -> Result<ContainerConfig, SpecError> {
+) -> Result<ContainerSetup, SpecError> {
     let id = PodIdentity::of(pod)?;
     let empty = PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
@@ -111,7 +122,7 @@ pub fn container_config(
         None => None,
     };
     let etc_hosts = managed_hosts_path(pod, &id, node, pod_ip.is_some());
-    let mounts = container_mounts(
+    let (mounts, sub_paths) = container_mounts(
         &id,
         container,
         &field,
@@ -123,7 +134,7 @@ pub fn container_config(
     let amounts = container_amounts(&id.display, &field, container)?;
     let mut container_labels = identity_labels(&id, node);
     container_labels.insert(labels::CONTAINER_NAME.to_string(), container.name.clone());
-    Ok(ContainerConfig {
+    let config = ContainerConfig {
         metadata: Some(ContainerMetadata {
             name: container.name.clone(),
             attempt: restart_count,
@@ -154,7 +165,8 @@ pub fn container_config(
             security_context: Some(container_security(&id.display, spec, container, &field)?),
         }),
         ..Default::default()
-    })
+    };
+    Ok(ContainerSetup { config, sub_paths })
 }
 
 /// What a restarted agent needs to know about the container without its pod spec.
@@ -271,6 +283,7 @@ mod tests {
             None,
             &PodObjects::default(),
         )
+        .map(|setup| setup.config)
     }
 
     fn app_pod() -> Pod {

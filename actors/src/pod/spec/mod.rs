@@ -34,7 +34,7 @@ mod security;
 pub(crate) mod test_pods;
 
 pub use cgroup::{ensure_pod_cgroup, pod_cgroup_parent, remove_pod_cgroup};
-pub use container::{container_config, ContainerKind};
+pub use container::{container_config, ContainerKind, ContainerSetup};
 pub use error::SpecError;
 pub use hash::container_hash;
 pub use hosts::{prepare_hosts_file, HOSTS_FILE};

@@ -1,8 +1,9 @@
-//! A container's mounts: its `volumeMounts` resolved through the [`VolumePlan`], the file it
+//! A container's mounts: its `volumeMounts` resolved through the [`VolumePlan`] (a subPath
+//! becomes a [`SubPathMount`], bound by the node before the container is created), the file it
 //! writes its termination message to, and the pod's managed `/etc/hosts`.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri::{Mount, MountPropagation};
@@ -12,14 +13,16 @@ use super::expand::expand;
 use super::hosts::ETC_HOSTS;
 use super::identity::{is_safe_path_component, PodIdentity};
 use super::node::NodeContext;
-use crate::pod::volumes::VolumePlan;
+use crate::pod::volumes::{SubPathMount, VolumePlan};
 
 /// Where a container writes its termination message when the spec does not say.
 pub(crate) const DEFAULT_TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
 
 /// The runtime mounts of `container` (at `field`): each `volumeMount` on its volume's host
-/// path (plus `subPath`, or `subPathExpr` expanded with `env`), then the termination log, then
-/// the pod's managed hosts file `etc_hosts` at `/etc/hosts` unless a volume is mounted there.
+/// path, or — with a `subPath`, or a `subPathExpr` expanded with `env` — on the node's mount
+/// point for it, then the termination log, then the pod's managed hosts file `etc_hosts` at
+/// `/etc/hosts` unless a volume is mounted there. Also returns the subPath mounts to make
+/// ([`crate::pod::volumes::prepare_sub_paths`]) before the runtime sees these mounts.
 pub(crate) fn container_mounts(
     id: &PodIdentity,
     container: &Container,
@@ -28,13 +31,14 @@ pub(crate) fn container_mounts(
     env: &HashMap<String, String>,
     termination_log: Option<(PathBuf, &str)>,
     etc_hosts: Option<PathBuf>,
-) -> Result<Vec<Mount>, SpecError> {
+) -> Result<(Vec<Mount>, Vec<SubPathMount>), SpecError> {
     let privileged = container
         .security_context
         .as_ref()
         .and_then(|sc| sc.privileged)
         .unwrap_or(false);
     let mut mounts = Vec::new();
+    let mut sub_paths = Vec::new();
     for (index, volume_mount) in container.volume_mounts.iter().flatten().enumerate() {
         let at = |name: &str| format!("{field}.volumeMounts[{index}].{name}");
         let fail = |name: &str, reason: String| SpecError::field(&id.display, at(name), reason);
@@ -51,12 +55,26 @@ pub(crate) fn container_mounts(
             ),
             (_, sub_path) => (sub_path.clone().unwrap_or_default(), "subPath"),
         };
-        if !is_relative_inside(&sub_path) {
-            return Err(fail(
-                sub_field,
-                format!("{sub_path:?} must be a relative path that stays inside the volume"),
+        let read_only = volume_mount.read_only.unwrap_or(false) || volume.read_only;
+        if !sub_path.is_empty() && !is_safe_path_component(&container.name) {
+            return Err(SpecError::field(
+                &id.display,
+                format!("{field}.name"),
+                format!("{:?} is not usable as a directory name", container.name),
             ));
         }
+        let sub_path_mount = SubPathMount::plan(
+            &id.display,
+            at(sub_field),
+            &plan.pod_dir,
+            &volume_mount.name,
+            volume,
+            &container.name,
+            index,
+            &sub_path,
+            read_only,
+        )
+        .map_err(|reason| fail(sub_field, format!("{sub_path:?} {reason}")))?;
         let propagation = match volume_mount.mount_propagation.as_deref().unwrap_or("None") {
             "None" => MountPropagation::PropagationPrivate,
             "HostToContainer" => MountPropagation::PropagationHostToContainer,
@@ -74,18 +92,18 @@ pub(crate) fn container_mounts(
                 ))
             }
         };
-        let host_path = if sub_path.is_empty() {
-            volume.host_path.clone()
-        } else {
-            volume.host_path.join(&sub_path)
+        let host_path = match &sub_path_mount {
+            Some(bound) => &bound.mount_point,
+            None => &volume.host_path,
         };
         mounts.push(Mount {
             container_path: volume_mount.mount_path.clone(),
             host_path: host_path.display().to_string(),
-            readonly: volume_mount.read_only.unwrap_or(false) || volume.read_only,
+            readonly: read_only,
             propagation: propagation as i32,
             ..Default::default()
         });
+        sub_paths.extend(sub_path_mount);
     }
     if let Some((host_path, container_path)) = termination_log {
         mounts.push(Mount {
@@ -104,14 +122,7 @@ pub(crate) fn container_mounts(
             ..Default::default()
         });
     }
-    Ok(mounts)
-}
-
-/// Whether `path` is empty or relative without `..`, so joining it stays below the volume.
-fn is_relative_inside(path: &str) -> bool {
-    Path::new(path)
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    Ok((mounts, sub_paths))
 }
 
 /// The container's termination message path inside the container; `None` when it has none.
@@ -210,6 +221,13 @@ mod tests {
     }
 
     fn run(mounts: Vec<VolumeMount>, privileged: bool) -> Result<Vec<Mount>, SpecError> {
+        run_with_sub_paths(mounts, privileged).map(|(mounts, _)| mounts)
+    }
+
+    fn run_with_sub_paths(
+        mounts: Vec<VolumeMount>,
+        privileged: bool,
+    ) -> Result<(Vec<Mount>, Vec<SubPathMount>), SpecError> {
         let (pod, plan, mut container) = setup(mounts);
         if privileged {
             container.security_context = Some(SecurityContext {
@@ -217,7 +235,10 @@ mod tests {
                 ..Default::default()
             });
         }
-        let env = HashMap::from([("POD".to_string(), "web".to_string())]);
+        let env = HashMap::from([
+            ("POD".to_string(), "web".to_string()),
+            ("UP".to_string(), "..".to_string()),
+        ]);
         let id = PodIdentity::of(&pod).unwrap();
         container_mounts(
             &id,
@@ -233,7 +254,8 @@ mod tests {
     #[test]
     fn mounts_resolve_volumes_sub_paths_and_the_termination_log() {
         let base = "/r/pods/uid-1/volumes/kubernetes.io~empty-dir/data";
-        let mounts = run(
+        let bound = "/r/pods/uid-1/volume-subpaths/data/c";
+        let (mounts, sub_paths) = run_with_sub_paths(
             vec![
                 VolumeMount {
                     read_only: Some(true),
@@ -265,8 +287,44 @@ mod tests {
             mounts[0].propagation,
             MountPropagation::PropagationPrivate as i32
         );
-        assert_eq!(mounts[1].host_path, format!("{base}/a/b"));
-        assert_eq!(mounts[2].host_path, format!("{base}/logs/web"));
+        // A subPath is never joined to the volume for the runtime: it gets the node's mount
+        // point, which `prepare_sub_paths` binds to the subPath resolved inside the volume.
+        assert_eq!(mounts[1].host_path, format!("{bound}/1"));
+        assert_eq!(mounts[2].host_path, format!("{bound}/2"));
+        let planned: Vec<(&str, &str, &Path, &Path, bool)> = sub_paths
+            .iter()
+            .map(|m| {
+                (
+                    m.field.as_str(),
+                    m.given.as_str(),
+                    m.sub_path.as_path(),
+                    m.mount_point.as_path(),
+                    m.read_only,
+                )
+            })
+            .collect();
+        assert_eq!(
+            planned,
+            [
+                (
+                    "spec.containers[0].volumeMounts[1].subPath",
+                    "a/b",
+                    Path::new("a/b"),
+                    Path::new(&format!("{bound}/1")),
+                    false
+                ),
+                (
+                    "spec.containers[0].volumeMounts[2].subPathExpr",
+                    "logs/web",
+                    Path::new("logs/web"),
+                    Path::new(&format!("{bound}/2")),
+                    false
+                ),
+            ]
+        );
+        assert!(sub_paths
+            .iter()
+            .all(|m| m.volume_root == Path::new(base) && m.pod == "ns/web"));
         assert_eq!(
             mounts[2].propagation,
             MountPropagation::PropagationHostToContainer as i32
@@ -331,6 +389,22 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(error.contains("volumeMounts[0].subPath"), "{error}");
+        let error = run(
+            vec![VolumeMount {
+                sub_path_expr: Some("$(UP)/x".into()),
+                ..vm("data", "/a")
+            }],
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.ends_with(
+                "spec.containers[0].volumeMounts[0].subPathExpr: \"../x\" has a '..' component; \
+                 a subPath must stay inside its volume"
+            ),
+            "{error}"
+        );
         let bidirectional = VolumeMount {
             mount_propagation: Some("Bidirectional".into()),
             ..vm("data", "/a")
@@ -342,6 +416,31 @@ mod tests {
         assert_eq!(
             run(vec![bidirectional], true).unwrap()[0].propagation,
             MountPropagation::PropagationBidirectional as i32
+        );
+    }
+
+    #[test]
+    fn a_sub_path_needs_a_container_name_usable_as_a_directory() {
+        let (pod, plan, mut container) = setup(vec![VolumeMount {
+            sub_path: Some("a".into()),
+            ..vm("data", "/a")
+        }]);
+        container.name = "..".into();
+        let id = PodIdentity::of(&pod).unwrap();
+        let error = container_mounts(
+            &id,
+            &container,
+            "spec.containers[0]",
+            &plan,
+            &HashMap::new(),
+            None,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("spec.containers[0].name: \"..\" is not usable"),
+            "{error}"
         );
     }
 

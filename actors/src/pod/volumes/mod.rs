@@ -1,13 +1,17 @@
 //! A pod's volumes on the node: which host path backs each volume ([`VolumePlan`]), what the
 //! API-backed ones hold ([`api_payloads`]), making those paths real before the sandbox starts
 //! and keeping their content current ([`setup_volumes`], [`refresh_api_volumes`], written with
-//! the [`atomic`] layout), and removing them after the pod is gone ([`teardown_pod_dir`]).
+//! the [`atomic`] layout), binding a container's subPaths safely inside them
+//! ([`SubPathMount`], [`prepare_sub_paths`]), and removing them after the pod is gone
+//! ([`teardown_pod_dir`]).
 
 pub mod atomic;
 mod error;
 mod host_path;
 mod payload;
 mod setup;
+mod subpath;
+mod subpath_linux;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -19,6 +23,8 @@ pub use atomic::Payload;
 pub use error::VolumeError;
 pub use host_path::HostPathType;
 pub use setup::{refresh_api_volumes, setup_volumes, teardown_pod_dir};
+pub use subpath::{sub_paths_reach, SubPathError, SubPathMount, SubPathReason};
+pub use subpath_linux::prepare_sub_paths;
 
 use crate::pod::file_work::Reach;
 use crate::pod::spec::{EnvSources, NodeContext, PodIdentity, PodObjects, SpecError};
@@ -46,6 +52,8 @@ pub fn counts_as_ephemeral_storage(plugin: &str) -> bool {
 pub struct VolumePlan {
     /// Who the pod is, for paths and errors.
     pub(crate) id: PodIdentity,
+    /// The pod's directory on the node, where its subPath mount points go.
+    pub(crate) pod_dir: PathBuf,
     volumes: BTreeMap<String, PlannedVolume>,
 }
 
@@ -164,7 +172,11 @@ impl VolumePlan {
                 ));
             }
         }
-        Ok(VolumePlan { id, volumes })
+        Ok(VolumePlan {
+            id,
+            pod_dir,
+            volumes,
+        })
     }
 
     /// The planned volume called `name`, if the pod has one.

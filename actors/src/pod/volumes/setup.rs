@@ -12,6 +12,7 @@ use nix::errno::Errno;
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 
 use super::atomic::{write_payload, Payload};
+use super::subpath_linux::clear_pod_mount_points;
 use super::{PlannedSource, PlannedVolume, VolumeError, VolumePlan};
 use crate::pod::spec::mountinfo::{self, is_mounted};
 use crate::pod::spec::{is_safe_path_component, NodeContext, SpecError};
@@ -125,8 +126,9 @@ fn make_empty_dir(
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(EMPTY_DIR_MODE)).map_err(io)
 }
 
-/// Unmounts everything mounted under `<root_dir>/pods/<uid>` (memory emptyDirs) and removes
-/// that directory. A missing directory is fine, so it can be repeated after a crash.
+/// Unmounts everything mounted under `<root_dir>/pods/<uid>` (subPath bind mounts first,
+/// then memory emptyDirs) and removes that directory. A missing directory is fine, so it can
+/// be repeated after a crash.
 ///
 /// # Errors
 ///
@@ -143,6 +145,7 @@ pub fn teardown_pod_dir(uid: &str, node: &NodeContext) -> Result<(), SpecError> 
         ));
     }
     let fail = |path: &Path, reason: String| SpecError::host_reason(uid, path, reason);
+    clear_pod_mount_points(&pod_dir).map_err(|r| fail(&pod_dir, r))?;
     for mount_point in mounts_under(&pod_dir).map_err(|r| fail(&pod_dir, r))? {
         match umount2(&mount_point, MntFlags::empty()) {
             Ok(()) | Err(Errno::EINVAL | Errno::ENOENT) => {}
@@ -181,6 +184,7 @@ mod tests {
     use super::*;
     use crate::pod::spec::test_pods::{node, pod_with};
     use crate::pod::volumes::tests::{empty_dir, host_path};
+    use crate::pod::volumes::{prepare_sub_paths, SubPathMount};
     use sergeant_messages::pods::core::Volume;
 
     fn planned(root: &Path, volumes: Vec<Volume>) -> (VolumePlan, NodeContext) {
@@ -283,6 +287,77 @@ mod tests {
         teardown_pod_dir("uid-1", &node).unwrap();
         assert!(!is_mounted(&mountinfo::mounts().unwrap(), &sec, "tmpfs"));
         assert!(!node.pod_dir("uid-1").exists());
+    }
+
+    /// subPath bind mounts, one of a host directory, are unmounted by the teardown, which
+    /// never deletes through them: the host directory keeps its files, even when the root
+    /// directory is reached through a link (so `/proc/self/mountinfo` spells it otherwise).
+    #[test]
+    fn teardown_unmounts_sub_paths_and_keeps_what_they_showed() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = dir.path().join("host");
+        std::fs::create_dir_all(host.join("etc")).unwrap();
+        std::fs::write(host.join("etc/keep"), "host file").unwrap();
+        std::fs::create_dir(dir.path().join("real-root")).unwrap();
+        let root = dir.path().join("root");
+        std::os::unix::fs::symlink("real-root", &root).unwrap();
+        let (plan, node) = planned(
+            &root,
+            vec![
+                empty_dir("data", None, None),
+                host_path("h", host.to_str().unwrap(), Some("Directory")),
+            ],
+        );
+        setup_volumes(&plan, &BTreeMap::new()).unwrap();
+        let sub_path = |volume: &str, index: usize, given: &str| {
+            SubPathMount::plan(
+                "ns/web",
+                format!("spec.containers[0].volumeMounts[{index}].subPath"),
+                &plan.pod_dir,
+                volume,
+                plan.get(volume).unwrap(),
+                "app",
+                index,
+                given,
+                index == 1,
+            )
+            .unwrap()
+            .unwrap()
+        };
+        let mounts = [sub_path("data", 0, "made"), sub_path("h", 1, "etc")];
+        /// Unmounts what a failed assertion would leave behind.
+        struct Guard(PathBuf);
+        impl Drop for Guard {
+            fn drop(&mut self) {
+                let _ = super::clear_pod_mount_points(&self.0);
+            }
+        }
+        let _guard = Guard(plan.pod_dir.clone());
+        prepare_sub_paths(&mounts).unwrap();
+        // As `/proc/self/mountinfo` spells them.
+        let points: Vec<PathBuf> = mounts
+            .iter()
+            .map(|m| {
+                let inside = m.mount_point.strip_prefix(&root).unwrap();
+                dir.path().join("real-root").join(inside)
+            })
+            .collect();
+        let is_bound = |path: &Path| {
+            mountinfo::mounts()
+                .unwrap()
+                .iter()
+                .any(|m| m.mount_point == path)
+        };
+        assert!(points.iter().all(|p| is_bound(p)));
+        assert!(points[1].join("keep").is_file());
+
+        teardown_pod_dir("uid-1", &node).unwrap();
+        assert!(points.iter().all(|p| !is_bound(p)));
+        assert!(!node.pod_dir("uid-1").exists());
+        assert_eq!(
+            std::fs::read_to_string(host.join("etc/keep")).unwrap(),
+            "host file"
+        );
     }
 
     #[test]
