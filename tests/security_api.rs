@@ -174,7 +174,11 @@ fn overflowing_log_queries_are_answered_for_absent_and_running_pods() {
         assert!(body.starts_with(parameter), "{query}: {body}");
     };
     // Past the range of upstream's int64 fields: refused as upstream's decoder does.
-    refused("absent", "sinceSeconds=18446744073709551615", "sinceSeconds");
+    refused(
+        "absent",
+        "sinceSeconds=18446744073709551615",
+        "sinceSeconds",
+    );
 
     let spec = format!(
         "  containers:\n  - name: main\n    image: {SHELL}\n    \
@@ -206,7 +210,7 @@ fn overflowing_log_queries_are_answered_for_absent_and_running_pods() {
         assert_eq!(logs(pod, query), (200, all.to_owned()), "{query}");
     }
     assert_eq!(
-        logs(pod, "sinceTime=9999-12-31T23:59:59Z"),
+        logs(pod, "sinceTime=9999-01-01T00:00:00Z"),
         (200, String::new())
     );
     assert_eq!(logs(pod, "tailLines=0"), (200, String::new()));
@@ -226,7 +230,10 @@ fn overflowing_log_queries_are_answered_for_absent_and_running_pods() {
 fn a_handler_panic_is_answered_500_counted_and_the_connection_carries_on() {
     let (agent, api) = standalone(
         "",
-        &[("FAILPOINTS", "server::handler=2*panic(injected handler panic)")],
+        &[(
+            "FAILPOINTS",
+            "server::handler=2*panic(injected handler panic)",
+        )],
     );
     let mut read_only = Conn::open(&address(&agent.read_only));
     let (status, body) = read_only
@@ -249,7 +256,7 @@ fn a_handler_panic_is_answered_500_counted_and_the_connection_carries_on() {
         let counted = metrics.lines().any(|line| {
             line.starts_with("sergeant_http_handler_panics_total{")
                 && line.contains(&format!("server_type=\"{server_type}\""))
-                && line.contains("endpoint=\"/pods\"")
+                && line.contains("path=\"pods\"")
                 && line.ends_with(" 1")
         });
         assert!(counted, "{server_type} panic counted:\n{metrics}");
@@ -337,8 +344,9 @@ fn a_thousand_half_sent_requests_are_closed_and_their_memory_given_back() {
     }
     let closed = sent.elapsed();
     drop(held);
-    // The agent hands freed heap back every 10 s.
-    let bound = before + 16 * 1024;
+    // The agent hands freed heap back every 10 s; what stays is the allocator's and the
+    // runtime's own (about 1 MiB measured).
+    let bound = before + 8 * 1024;
     let after = wait_for("the memory given back", Duration::from_secs(40), || {
         let now = rss_kib(pid);
         (now <= bound).then_some(now)
