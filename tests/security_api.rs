@@ -218,6 +218,16 @@ fn overflowing_log_queries_are_answered_for_absent_and_running_pods() {
         logs(pod, "tailLines=1&limitBytes=4"),
         (200, "line".to_owned())
     );
+    // A followed log of a running container ends at its limit.
+    assert_eq!(
+        logs(pod, "follow=true&limitBytes=14"),
+        (200, "line 1\nline 2\n".to_owned())
+    );
+    let (status, stamped) = logs(pod, "timestamps=true&tailLines=1");
+    assert!(
+        status == 200 && stamped.starts_with("20") && stamped.ends_with("Z line 3\n"),
+        "{status} {stamped:?}"
+    );
     assert_eq!(
         node.agent.get("/healthz"),
         (200, "ok".to_owned()),
