@@ -233,6 +233,18 @@ fn overflowing_log_queries_are_answered_for_absent_and_running_pods() {
         (200, "ok".to_owned()),
         "the agent carries on"
     );
+    // A path a client makes up is counted under `other`, not as a label value of its own.
+    let made_up = tls_get(&format!("{}/made-up-by-a-client-4711", node.api));
+    assert_eq!(made_up.map(|(status, _)| status), Ok(404));
+    let (_, metrics) = node.agent.get("/metrics");
+    assert!(!metrics.contains("made-up-by-a-client-4711"), "{metrics}");
+    assert!(
+        metrics
+            .lines()
+            .any(|line| line.starts_with("kubelet_http_requests_total{")
+                && line.contains("path=\"other\"")),
+        "{metrics}"
+    );
 }
 
 #[cfg(feature = "failpoints")]
