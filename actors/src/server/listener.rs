@@ -34,7 +34,7 @@ use super::routes::Endpoints;
 /// [`MAX_HEAD_BYTES`] more while a head is read): 512 of them bound the server's share to a
 /// few MiB per listener, and are far more than a node's clients (the API server, the metrics
 /// scraper, a few `kubectl logs -f`) keep open.
-pub const MAX_CONNECTIONS: usize = 512;
+const MAX_CONNECTIONS: usize = 512;
 /// Connections the kernel holds for a listener while every slot is taken (it caps this at
 /// `net.core.somaxconn`, as Go's listeners use): twice the cap, so a burst is queued rather
 /// than refused. They cost kernel memory only, and wait for a slot, not for the server.
@@ -49,7 +49,7 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// scrapers; 10 s allows for a slow link, and a client that trickles its head holds a slot
 /// no longer than that. Go's `IdleTimeout` (90 s) keeps idle connections longer; clients
 /// reconnect when one is closed.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest request head (request line and headers) read; a larger one is answered 431.
 /// The longest legitimate heads are exec requests with their command in the query; 64 KiB
 /// holds a command of thousands of words, and 512 connections reading one hold 32 MiB at

@@ -2,7 +2,10 @@
 //!
 //! Entry point: [`Server`]. It binds its listeners when it starts (failing, and so being
 //! restarted by its supervisor, when an address is taken) and serves them as tasks that end
-//! with the actor. The authenticated kubelet API on `port` (10250) is [`secure`].
+//! with the actor. The authenticated kubelet API on `port` (10250) is [`secure`]. Every
+//! listener serves its connections through [`listener`], under the same bounds (connection
+//! cap, header and setup timeouts, head and body sizes), with a handler's panic answered 500
+//! ([`panics`]).
 
 mod api;
 mod exposition;
