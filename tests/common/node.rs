@@ -20,6 +20,8 @@ pub const SHELL: &str = "127.0.0.1:5000/sergeant/shell:1.0";
 /// sergeant with a static pod directory and a fast crash-loop back-off.
 pub struct Node {
     pub agent: Agent,
+    /// The authenticated API's base URL (`https://127.0.0.1:<port>`, a self-signed certificate).
+    pub api: String,
     manifests: PathBuf,
     node_name: String,
 }
@@ -45,6 +47,7 @@ impl Node {
         let agent = Agent::start_with_args(&config, &[], &["--hostname-override", &node_name]);
         Self {
             agent,
+            api: format!("https://127.0.0.1:{}", config.port),
             manifests,
             node_name,
         }

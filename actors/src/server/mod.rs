@@ -2,10 +2,15 @@
 //!
 //! Entry point: [`Server`]. It binds its listeners when it starts (failing, and so being
 //! restarted by its supervisor, when an address is taken) and serves them as tasks that end
-//! with the actor. The authenticated kubelet API on `port` (10250) is [`secure`].
+//! with the actor. The authenticated kubelet API on `port` (10250) is [`secure`]. Every
+//! listener serves its connections through [`listener`], under the same bounds (connection
+//! cap, header and setup timeouts, head and body sizes), with a handler's panic answered 500
+//! ([`panics`]).
 
 mod api;
 mod exposition;
+mod listener;
+mod panics;
 mod routes;
 mod secure;
 
@@ -69,25 +74,20 @@ impl Server {
 
     fn listen(&mut self) -> Result<Vec<String>, String> {
         failpoint::check("server::listen").map_err(|fault| fault.to_string())?;
+        panics::describe();
         let config = self.deps.config.borrow().active.clone();
         let kubelet = &config.kubelet;
         let mut serving = Vec::new();
         if kubelet.healthz_port != 0 {
             let healthz = SocketAddr::new(kubelet.healthz_bind_address, kubelet.healthz_port);
-            self.tasks.push(routes::serve(
-                healthz,
-                Endpoints::Healthz,
-                self.deps.clone(),
-            )?);
+            self.tasks
+                .push(serve_plain(healthz, Endpoints::Healthz, &self.deps)?);
             serving.push(format!("healthz on {healthz}"));
         }
         if kubelet.read_only_port != 0 {
             let read_only = SocketAddr::new(kubelet.address, kubelet.read_only_port);
-            self.tasks.push(routes::serve(
-                read_only,
-                Endpoints::ReadOnly,
-                self.deps.clone(),
-            )?);
+            self.tasks
+                .push(serve_plain(read_only, Endpoints::ReadOnly, &self.deps)?);
             serving.push(format!("read-only on {read_only}"));
         }
         if kubelet.port != 0 {
@@ -114,6 +114,16 @@ impl Server {
         }
         Ok(serving)
     }
+}
+
+/// Serves `endpoints` on `addr` in plain HTTP.
+fn serve_plain(
+    addr: SocketAddr,
+    endpoints: Endpoints,
+    deps: &ServerDeps,
+) -> Result<JoinHandle<()>, String> {
+    let router = routes::router(endpoints, deps.clone());
+    listener::serve(addr, endpoints, listener::Plain, router)
 }
 
 impl Actor for Server {

@@ -1,6 +1,6 @@
-//! The HTTP routes of the healthz and read-only listeners.
-
-use std::net::SocketAddr;
+//! The HTTP routes of the healthz, read-only and authenticated listeners.
+//!
+//! Entry point: [`router`].
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -11,8 +11,8 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::SourceSnapshot;
 use sergeant_messages::supervision::{GetTree, TreeNode};
 
+use crate::failpoint;
 use crate::pod_manager::ListPods;
-use tokio::task::JoinHandle;
 
 use super::api;
 use super::exposition::families_with_prefix;
@@ -33,15 +33,50 @@ pub enum Endpoints {
     Authenticated,
 }
 
-/// Binds `addr` now, so a taken port fails the caller at once.
-///
-/// # Errors
-/// Why the address cannot be listened on.
-pub(super) fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
-    std::net::TcpListener::bind(addr)
-        .and_then(|l| l.set_nonblocking(true).map(|()| l))
-        .and_then(tokio::net::TcpListener::from_std)
-        .map_err(|err| format!("cannot listen on {addr}: {err}"))
+impl Endpoints {
+    /// The `server_type` label of the listener's metrics: upstream's `readonly` and
+    /// `readwrite`, and `healthz`.
+    #[must_use]
+    pub fn server_type(self) -> &'static str {
+        match self {
+            Self::Healthz => "healthz",
+            Self::ReadOnly => "readonly",
+            Self::Authenticated => "readwrite",
+        }
+    }
+}
+
+/// The first segments of the paths the routes serve: the buckets requests are counted in, as
+/// upstream's `getMetricBucket`, so that a client cannot make up label values.
+const PATH_ROOTS: [&str; 12] = [
+    "healthz",
+    "metrics",
+    "pods",
+    "debug",
+    "stats",
+    "configz",
+    "containerLogs",
+    "run",
+    "runningpods",
+    "exec",
+    "attach",
+    "portForward",
+];
+
+/// The metrics bucket of a request for `path`: its first segment when a route serves it,
+/// `other` for anything else.
+#[must_use]
+pub fn path_bucket(path: &str) -> &'static str {
+    let root = path
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    PATH_ROOTS
+        .iter()
+        .find(|known| **known == root)
+        .copied()
+        .unwrap_or("other")
 }
 
 /// The routes of `endpoints`.
@@ -82,21 +117,6 @@ pub(super) fn router(endpoints: Endpoints, deps: ServerDeps) -> Router {
             ),
     }
     .with_state(deps)
-}
-
-/// Binds `addr` now and serves `endpoints` on it, in plain HTTP, in a task.
-pub(super) fn serve(
-    addr: SocketAddr,
-    endpoints: Endpoints,
-    deps: ServerDeps,
-) -> Result<JoinHandle<()>, String> {
-    let listener = bind(addr)?;
-    let router = router(endpoints, deps);
-    Ok(actix_rt::spawn(async move {
-        if let Err(err) = axum::serve(listener, router).await {
-            tracing::error!(%addr, "server stopped: {err}");
-        }
-    }))
 }
 
 async fn tree(deps: &ServerDeps) -> Result<TreeNode, Response> {
@@ -182,6 +202,9 @@ fn exposition(text: String) -> Response {
 }
 
 async fn pods(State(deps): State<ServerDeps>) -> Response {
+    if let Err(fault) = failpoint::check("server::handler") {
+        return (StatusCode::INTERNAL_SERVER_ERROR, format!("{fault}\n")).into_response();
+    }
     match deps.pods.send(ListPods).await {
         Ok(pods) => {
             let items: Vec<&Pod> = pods.iter().map(AsRef::as_ref).collect();
@@ -215,4 +238,19 @@ fn source_view(snapshot: &SourceSnapshot) -> serde_json::Value {
         })
         .collect();
     serde_json::json!({"synced": snapshot.synced, "pods": pods, "rejected": snapshot.rejected})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_counted_by_their_served_root_and_anything_else_as_other() {
+        assert_eq!(path_bucket("/pods"), "pods");
+        assert_eq!(path_bucket("/containerLogs/ns/pod/c"), "containerLogs");
+        assert_eq!(path_bucket("/metrics/probes"), "metrics");
+        assert_eq!(path_bucket("/made-up-by-a-client-1234"), "other");
+        assert_eq!(path_bucket("/"), "other");
+        assert_eq!(path_bucket(""), "other");
+    }
 }

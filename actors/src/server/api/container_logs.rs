@@ -1,10 +1,14 @@
 //! `GET /containerLogs/{namespace}/{pod}/{container}`: what `kubectl logs` reads, from the
 //! container's CRI log file, with `follow`, `previous`, `timestamps`, `tailLines`,
 //! `limitBytes`, `sinceSeconds`/`sinceTime`.
+//!
+//! Entry point: [`container_logs`]. The answer is streamed a chunk at a time as the file is
+//! read ([`LogFile`], [`Renderer`]), so a log of any size costs one chunk of memory.
 
 use std::collections::HashMap;
+use std::io;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -13,7 +17,8 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use sergeant_messages::runtime::cri;
 
-use super::cri_log;
+use super::cri_log::Renderer;
+use super::log_file::LogFile;
 use super::log_query::LogQuery;
 use super::target::{container_id, find, Failure};
 use crate::runtime::RuntimePort;
@@ -41,7 +46,8 @@ async fn answer(
     container: &str,
     params: &HashMap<String, String>,
 ) -> Result<Response, Failure> {
-    let query = LogQuery::parse(params).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+    let query =
+        LogQuery::parse(params, SystemTime::now()).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
     let named = find(deps, namespace, pod, container).await?;
     let id = container_id(&named, container, query.previous)?;
     let status = deps
@@ -55,94 +61,95 @@ async fn answer(
         .status
         .ok_or_else(|| (StatusCode::NOT_FOUND, format!("container {id}: no status")))?;
     let path = PathBuf::from(&status.log_path);
-    let text = read(&path).await?;
-    let first = cri_log::render(&cri_log::parse(&text), &query);
-    let headers = [(header::CONTENT_TYPE, "text/plain; charset=utf-8")];
-    if !query.follow {
-        return Ok((headers, first).into_response());
-    }
-    let follow = Follow {
-        port: deps.port.clone(),
-        id,
-        path,
-        offset: text.len(),
-        timestamps: query.timestamps,
-        left: query.limit_bytes.map(|l| l.saturating_sub(first.len())),
-        first: Some(Bytes::from(first)),
+    let tail = query.tail_lines;
+    let opened =
+        tokio::task::spawn_blocking(move || LogFile::open(&path, tail).map_err(|e| (path, e)))
+            .await
+            .map_err(|e| {
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("reading the log: {e}"),
+                )
+            })?;
+    let file = opened.map_err(|(path, e)| {
+        (
+            StatusCode::NOT_FOUND,
+            format!("log file {}: {e}", path.display()),
+        )
+    })?;
+    let reading = Reading {
+        file,
+        renderer: Renderer::new(&query),
+        follow: query.follow.then(|| (deps.port.clone(), id)),
     };
-    let stream = futures::stream::unfold(follow, Follow::next);
+    let stream = futures::stream::unfold(Some(reading), |reading| async move {
+        let (chunk, reading) = reading?.next().await?;
+        Some((chunk, reading))
+    });
+    let headers = [(header::CONTENT_TYPE, "text/plain; charset=utf-8")];
     Ok((headers, Body::from_stream(stream)).into_response())
 }
 
-async fn read(path: &std::path::Path) -> Result<String, Failure> {
-    tokio::fs::read(path)
-        .await
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .map_err(|e| {
-            (
-                StatusCode::NOT_FOUND,
-                format!("log file {}: {e}", path.display()),
-            )
-        })
+/// A log being read for a request: the file, the renderer, and for a followed log the
+/// container whose running keeps it going.
+struct Reading {
+    file: LogFile,
+    renderer: Renderer,
+    follow: Option<(RuntimePort, String)>,
 }
 
-/// A followed log: what was sent and what is left.
-struct Follow {
-    port: RuntimePort,
-    id: String,
-    path: PathBuf,
-    offset: usize,
-    timestamps: bool,
-    left: Option<usize>,
-    first: Option<Bytes>,
-}
-
-impl Follow {
-    /// The next chunk: what the file gained, once there is some; the end when the limit is
-    /// reached or the container stopped and everything was sent.
-    async fn next(mut self) -> Option<(Result<Bytes, std::io::Error>, Self)> {
-        if let Some(first) = self.first.take() {
-            return Some((Ok(first), self));
-        }
+impl Reading {
+    /// The next chunk of the answer, and what is left to read (none after an error); `None`
+    /// at the end: the limit reached, the end of the file, or for a followed log the end of
+    /// the file once the container stopped.
+    async fn next(mut self) -> Option<(io::Result<Bytes>, Option<Self>)> {
         loop {
-            if self.left == Some(0) {
+            if self.renderer.full() {
                 return None;
             }
-            let text = read(&self.path).await.unwrap_or_default();
-            if text.len() < self.offset {
-                // Rotated: the runtime writes a fresh file.
-                self.offset = 0;
+            let (result, back) = tokio::task::spawn_blocking(move || {
+                let result = self.read_some();
+                (result, self)
+            })
+            .await
+            .ok()?;
+            self = back;
+            match result {
+                Ok(Some(chunk)) => return Some((Ok(Bytes::from(chunk)), Some(self))),
+                Ok(None) => {}
+                Err(e) => return Some((Err(e), None)),
             }
-            let complete = text[self.offset..].rfind('\n').map(|i| self.offset + i + 1);
-            if let Some(end) = complete {
-                let query = LogQuery {
-                    timestamps: self.timestamps,
-                    limit_bytes: self.left,
-                    ..LogQuery::default()
-                };
-                let chunk = cri_log::render(&cri_log::parse(&text[self.offset..end]), &query);
-                self.offset = end;
-                self.left = self.left.map(|l| l.saturating_sub(chunk.len()));
-                if !chunk.is_empty() {
-                    return Some((Ok(Bytes::from(chunk)), self));
-                }
-            }
-            if !self.running().await {
+            let (port, id) = self.follow.as_ref()?;
+            if !running(port, id).await {
                 return None;
             }
             tokio::time::sleep(FOLLOW_POLL).await;
         }
     }
 
-    async fn running(&self) -> bool {
-        self.port
-            .call(cri::ContainerStatusRequest {
-                container_id: self.id.clone(),
-                verbose: false,
-            })
-            .await
-            .ok()
-            .and_then(|s| s.status)
-            .is_some_and(|s| s.state == cri::ContainerState::ContainerRunning as i32)
+    /// Reads until something is rendered: `None` at the end of the file (after looking for a
+    /// rotation when following).
+    fn read_some(&mut self) -> io::Result<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        while out.is_empty() && !self.renderer.full() {
+            if self.file.read(&mut self.renderer, &mut out)? == 0
+                && !(self.follow.is_some() && self.file.follow_rotation(&mut self.renderer)?)
+            {
+                break;
+            }
+        }
+        Ok((!out.is_empty()).then_some(out))
     }
+}
+
+/// Whether the container `id` is running.
+async fn running(port: &RuntimePort, id: &str) -> bool {
+    port.call(cri::ContainerStatusRequest {
+        container_id: id.to_owned(),
+        verbose: false,
+    })
+    .await
+    .ok()
+    .and_then(|s| s.status)
+    .is_some_and(|s| s.state == cri::ContainerState::ContainerRunning as i32)
 }

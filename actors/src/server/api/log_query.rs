@@ -1,8 +1,13 @@
 //! The query of `/containerLogs`: `follow`, `previous`, `timestamps`, `tailLines`,
 //! `limitBytes`, `sinceSeconds` and `sinceTime`, validated as upstream (a bad value is a 400
 //! naming the parameter).
+//!
+//! Entry point: [`LogQuery::parse`]. The numbers are upstream's `int64` fields: a value past
+//! that range is refused, as upstream's query decoder refuses it; a `sinceSeconds` reaching
+//! back past the Unix epoch asks for everything, since every line is newer.
 
 use std::collections::HashMap;
+use std::num::IntErrorKind;
 use std::time::{Duration, SystemTime};
 
 use k8s_openapi::jiff::Timestamp;
@@ -17,19 +22,19 @@ pub struct LogQuery {
     /// Prefix each line with its RFC 3339 timestamp.
     pub timestamps: bool,
     /// Only the last this many lines.
-    pub tail_lines: Option<usize>,
+    pub tail_lines: Option<u64>,
     /// At most this many bytes.
-    pub limit_bytes: Option<usize>,
+    pub limit_bytes: Option<u64>,
     /// Only lines written at or after this time.
     pub since: Option<SystemTime>,
 }
 
 impl LogQuery {
-    /// Reads the query parameters.
+    /// Reads the query parameters, `now` being the time `sinceSeconds` counts back from.
     ///
     /// # Errors
     /// `<parameter>: <reason>` for the first bad value.
-    pub fn parse(params: &HashMap<String, String>) -> Result<Self, String> {
+    pub fn parse(params: &HashMap<String, String>, now: SystemTime) -> Result<Self, String> {
         let flag = |name: &str| -> Result<bool, String> {
             params.get(name).map_or(Ok(false), |v| match v.as_str() {
                 "" | "true" | "1" => Ok(true),
@@ -37,15 +42,7 @@ impl LogQuery {
                 other => Err(format!("{name}: {other:?} is not a boolean")),
             })
         };
-        let count = |name: &str| -> Result<Option<u64>, String> {
-            params
-                .get(name)
-                .map(|v| {
-                    v.parse::<u64>()
-                        .map_err(|_| format!("{name}: {v:?} must be a whole number of 0 or more"))
-                })
-                .transpose()
-        };
+        let count = |name: &str| params.get(name).map(|v| count(name, v)).transpose();
         let since_seconds = count("sinceSeconds")?;
         let since_time = params
             .get("sinceTime")
@@ -60,9 +57,10 @@ impl LogQuery {
         if since_seconds == Some(0) {
             return Err("sinceSeconds: must be greater than 0".to_owned());
         }
-        let since = since_seconds
-            .map(|s| SystemTime::now() - Duration::from_secs(s))
-            .or_else(|| since_time.map(SystemTime::from));
+        let since = match since_seconds {
+            Some(seconds) => seconds_before(now, seconds),
+            None => since_time.map(SystemTime::from),
+        };
         let limit_bytes = count("limitBytes")?;
         if limit_bytes == Some(0) {
             return Err("limitBytes: must be greater than 0".to_owned());
@@ -71,11 +69,34 @@ impl LogQuery {
             follow: flag("follow")?,
             previous: flag("previous")?,
             timestamps: flag("timestamps")?,
-            tail_lines: count("tailLines")?.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-            limit_bytes: limit_bytes.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            tail_lines: count("tailLines")?,
+            limit_bytes,
             since,
         })
     }
+}
+
+/// Reads `value` of the count `name`: a whole number from 0 to `i64::MAX`, the range of
+/// upstream's field.
+fn count(name: &str, value: &str) -> Result<u64, String> {
+    match value.parse::<i64>() {
+        Ok(n) => u64::try_from(n).map_err(|_| format!("{name}: {value:?} must be 0 or more")),
+        Err(e) if matches!(e.kind(), IntErrorKind::PosOverflow) => Err(format!(
+            "{name}: {value:?} is out of range (at most {})",
+            i64::MAX
+        )),
+        Err(e) if matches!(e.kind(), IntErrorKind::NegOverflow) => {
+            Err(format!("{name}: {value:?} must be 0 or more"))
+        }
+        Err(_) => Err(format!("{name}: {value:?} must be a whole number")),
+    }
+}
+
+/// `seconds` before `now`; none (every line) when that reaches back to the Unix epoch or
+/// past it.
+fn seconds_before(now: SystemTime, seconds: u64) -> Option<SystemTime> {
+    now.checked_sub(Duration::from_secs(seconds))
+        .filter(|since| *since > SystemTime::UNIX_EPOCH)
 }
 
 #[cfg(test)]
@@ -88,7 +109,12 @@ mod tests {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
+            SystemTime::now(),
         )
+    }
+
+    fn error_of(pairs: &[(&str, &str)]) -> String {
+        parse(pairs).expect_err("a bad query")
     }
 
     #[test]
@@ -109,18 +135,77 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_parameter() {
-        assert!(parse(&[("tailLines", "-1")])
-            .unwrap_err()
-            .starts_with("tailLines: "));
-        assert!(parse(&[("follow", "maybe")])
-            .unwrap_err()
-            .starts_with("follow: "));
-        assert!(parse(&[("sinceTime", "yesterday")])
-            .unwrap_err()
-            .starts_with("sinceTime: "));
-        assert!(parse(&[("limitBytes", "0")])
-            .unwrap_err()
-            .starts_with("limitBytes: "));
+        assert!(error_of(&[("tailLines", "-1")]).starts_with("tailLines: "));
+        assert!(error_of(&[("follow", "maybe")]).starts_with("follow: "));
+        assert!(error_of(&[("sinceTime", "yesterday")]).starts_with("sinceTime: "));
+        assert!(error_of(&[("limitBytes", "0")]).starts_with("limitBytes: "));
+        assert!(error_of(&[("tailLines", "5x")]).starts_with("tailLines: "));
+        assert!(error_of(&[("tailLines", "")]).starts_with("tailLines: "));
         assert!(parse(&[("sinceSeconds", "5"), ("sinceTime", "2026-01-02T03:04:05Z")]).is_err());
+    }
+
+    #[test]
+    fn numbers_past_upstreams_int64_are_refused_naming_the_parameter() {
+        for name in ["sinceSeconds", "tailLines", "limitBytes"] {
+            for value in [
+                "9223372036854775808",
+                "18446744073709551615",
+                "99999999999999999999999",
+            ] {
+                let error = error_of(&[(name, value)]);
+                assert!(
+                    error.starts_with(&format!("{name}: ")) && error.contains("out of range"),
+                    "{error}"
+                );
+            }
+            let error = error_of(&[(name, "-99999999999999999999")]);
+            assert!(error.contains("0 or more"), "{error}");
+        }
+    }
+
+    #[test]
+    fn since_seconds_past_the_epoch_is_everything() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let since = |seconds: u64| seconds_before(now, seconds);
+        assert_eq!(
+            since(1),
+            Some(SystemTime::UNIX_EPOCH + Duration::from_secs(999))
+        );
+        assert_eq!(since(1_000), None);
+        assert_eq!(since(1_001), None);
+        assert_eq!(since(i64::MAX.unsigned_abs()), None);
+        assert_eq!(since(u64::MAX), None);
+        let query = parse(&[("sinceSeconds", "9223372036854775807")]).unwrap();
+        assert_eq!(query.since, None);
+    }
+
+    #[test]
+    fn the_largest_counts_are_kept_whole() {
+        let query = parse(&[
+            ("tailLines", "9223372036854775807"),
+            ("limitBytes", "9223372036854775807"),
+        ])
+        .unwrap();
+        assert_eq!(query.tail_lines, Some(i64::MAX.unsigned_abs()));
+        assert_eq!(query.limit_bytes, Some(i64::MAX.unsigned_abs()));
+    }
+
+    #[test]
+    fn since_time_takes_the_years_1_to_9999_and_refuses_what_is_past_them() {
+        for (time, seconds) in [
+            ("0001-01-01T00:00:00Z", -62_135_596_800_i64),
+            ("9999-01-01T00:00:00Z", 253_370_764_800),
+        ] {
+            let since = parse(&[("sinceTime", time)]).unwrap().since.unwrap();
+            let expected = if seconds < 0 {
+                SystemTime::UNIX_EPOCH - Duration::from_secs(seconds.unsigned_abs())
+            } else {
+                SystemTime::UNIX_EPOCH + Duration::from_secs(seconds.unsigned_abs())
+            };
+            assert_eq!(since, expected, "{time}");
+        }
+        for time in ["99999-01-01T00:00:00Z", "10000-01-01T00:00:00Z"] {
+            assert!(error_of(&[("sinceTime", time)]).starts_with("sinceTime: "));
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 mod container_logs;
 mod cri_log;
+mod log_file;
 mod log_query;
 mod node_runtime;
 mod run;

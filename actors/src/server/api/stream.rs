@@ -2,12 +2,14 @@
 //! `Exec`, `Attach`, `PortForward`) and the client's upgraded connection — SPDY or WebSocket,
 //! whatever it speaks — is proxied to it byte for byte, as upstream's kubelet does.
 
+use std::time::Duration;
+
 use axum::body::Body;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{header, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Empty, Limited};
 use hyper_util::rt::TokioIo;
 use sergeant_messages::runtime::cri;
 use tokio::net::TcpStream;
@@ -15,6 +17,15 @@ use tokio::net::TcpStream;
 use super::target::{container_id, current_container_id, find, find_pod, Failure};
 use crate::pod::observe::observe;
 use crate::server::ServerDeps;
+
+/// How long the runtime's streaming server may take to answer an exec, attach or
+/// port-forward request: to accept the connection and send a response head (and the body of
+/// a refusal). containerd answers at once; a runtime that does not is not waited for with the
+/// client's connection held.
+const RUNTIME_ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest refusal (an answer other than `101 Switching Protocols`) of the runtime's
+/// streaming server passed on: an error message, not a stream.
+const MAX_RUNTIME_REFUSAL_BYTES: usize = 64 * 1024;
 
 /// The query of exec and attach: `command` (repeated), `stdin`, `stdout`, `stderr`, `tty`.
 struct StreamQuery {
@@ -180,8 +191,24 @@ async fn respond(url: Result<String, Failure>, request: Request) -> Response {
 }
 
 /// Sends `request` (its method and upgrade headers) to the runtime's streaming `url`; on
-/// `101 Switching Protocols` joins the two upgraded connections.
-async fn proxy(url: &str, mut request: Request) -> Result<Response, Failure> {
+/// `101 Switching Protocols` joins the two upgraded connections. The runtime has
+/// [`RUNTIME_ANSWER_TIMEOUT`] to answer; the stream that follows has no deadline.
+async fn proxy(url: &str, request: Request) -> Result<Response, Failure> {
+    tokio::time::timeout(RUNTIME_ANSWER_TIMEOUT, exchange(url, request))
+        .await
+        .unwrap_or_else(|_| {
+            Err((
+                StatusCode::GATEWAY_TIMEOUT,
+                format!(
+                    "the runtime's streaming server at {url} did not answer within \
+                     {RUNTIME_ANSWER_TIMEOUT:?}"
+                ),
+            ))
+        })
+}
+
+/// The exchange of [`proxy`], up to the runtime's answer.
+async fn exchange(url: &str, mut request: Request) -> Result<Response, Failure> {
     let bad_gateway = |what: &str, e: &dyn std::fmt::Display| {
         (
             StatusCode::BAD_GATEWAY,
@@ -223,12 +250,11 @@ async fn proxy(url: &str, mut request: Request) -> Result<Response, Failure> {
     let status = response.status();
     let headers = response.headers().clone();
     if status != StatusCode::SWITCHING_PROTOCOLS {
-        let body = response
-            .into_body()
+        let body = Limited::new(response.into_body(), MAX_RUNTIME_REFUSAL_BYTES)
             .collect()
             .await
             .map(|b| b.to_bytes())
-            .unwrap_or_default();
+            .map_err(|e| bad_gateway("its answer", &e))?;
         let mut answer = (status, body).into_response();
         answer.headers_mut().extend(headers);
         return Ok(answer);

@@ -31,7 +31,19 @@ pub enum Unauthenticated {
 pub struct Authenticator {
     anonymous: bool,
     webhook: Option<(Client, Duration)>,
-    cache: TtlCache<String, Result<User, Unauthenticated>>,
+    /// Answers by the SHA-256 of the token: a client choosing tokens (up to a request head's
+    /// size each) cannot make the cache hold more than 32 bytes of key per entry.
+    cache: TtlCache<TokenDigest, Result<User, Unauthenticated>>,
+}
+
+/// The SHA-256 digest of a bearer token.
+type TokenDigest = Box<[u8]>;
+
+/// `token`'s digest, the key of its cached answer.
+fn digest(token: &str) -> TokenDigest {
+    ring::digest::digest(&ring::digest::SHA256, token.as_bytes())
+        .as_ref()
+        .into()
 }
 
 impl Authenticator {
@@ -72,12 +84,13 @@ impl Authenticator {
                     .to_owned(),
             ));
         };
-        if let Some(answer) = self.cache.get(&token.to_owned()) {
+        let key = digest(token);
+        if let Some(answer) = self.cache.get(&key) {
             return answer;
         }
         let answer = review(client, token).await;
         if !matches!(answer, Err(Unauthenticated::Unverifiable(_))) {
-            self.cache.put(token.to_owned(), answer.clone(), *ttl);
+            self.cache.put(key, answer.clone(), *ttl);
         }
         answer
     }
@@ -110,4 +123,17 @@ async fn review(client: &Client, token: &str) -> Result<User, Unauthenticated> {
         groups: user.groups.unwrap_or_default(),
         uid: user.uid,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_cached_by_a_digest_of_fixed_size() {
+        let huge = "t".repeat(64 * 1024);
+        assert_eq!(digest(&huge).len(), 32);
+        assert_eq!(digest("a"), digest("a"));
+        assert_ne!(digest("a"), digest("b"));
+    }
 }

@@ -1,14 +1,16 @@
 //! The gate in front of every authenticated endpoint: authenticate, then authorize, then
 //! serve; 401 and 403 (or 500 when no decision could be had) otherwise. Counts requests in
-//! upstream's `kubelet_http_requests_total`.
+//! upstream's `kubelet_http_requests_total`, by method and path buckets a client cannot add
+//! to.
 
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::super::routes::{path_bucket, Endpoints};
 use super::attributes;
 use super::authn::Authenticator;
 use super::authz::{Authorizer, Refusal};
@@ -29,25 +31,37 @@ pub struct Guard {
 
 /// The middleware: lets a request through only when authenticated and authorized.
 pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    let path_label = request
-        .uri()
-        .path()
-        .trim_start_matches('/')
-        .split('/')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    let method = request.method().as_str().to_owned();
+    let path = path_bucket(request.uri().path());
+    let method = method_bucket(request.method());
     let response = decide(&guard, request, next).await;
     metrics::counter!(
         "kubelet_http_requests_total",
         "method" => method,
-        "path" => path_label,
-        "server_type" => "readwrite",
+        "path" => path,
+        "server_type" => Endpoints::Authenticated.server_type(),
         "code" => response.status().as_u16().to_string(),
     )
     .increment(1);
     response
+}
+
+/// The metrics bucket of `method`: the standard methods by name, `other` for the ones a
+/// client makes up, as upstream.
+fn method_bucket(method: &Method) -> &'static str {
+    [
+        Method::OPTIONS,
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::TRACE,
+        Method::CONNECT,
+        Method::PATCH,
+    ]
+    .iter()
+    .find(|known| *known == method)
+    .map_or("other", Method::as_str)
 }
 
 async fn decide(guard: &Guard, request: Request, next: Next) -> Response {
@@ -96,4 +110,17 @@ async fn decide(guard: &Guard, request: Request, next: Next) -> Response {
 
 fn refuse(status: StatusCode, message: &str) -> Response {
     (status, format!("{message}\n")).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn made_up_methods_are_counted_as_other() {
+        assert_eq!(method_bucket(&Method::GET), "GET");
+        assert_eq!(method_bucket(&Method::PATCH), "PATCH");
+        let made_up = Method::from_bytes(b"MADE-UP-123").unwrap();
+        assert_eq!(method_bucket(&made_up), "other");
+    }
 }

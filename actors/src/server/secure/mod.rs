@@ -1,7 +1,8 @@
 //! The authenticated kubelet API on `port` (10250): TLS ([`tls`]), authentication of client
 //! certificates and bearer tokens ([`authn`]), authorization as `nodes/<subresource>`
-//! ([`attributes`], [`authz`]), enforced in front of every route ([`guard`]), behind a listener
-//! with a connection cap and timeouts ([`listener`]).
+//! ([`attributes`], [`authz`]), enforced in front of every route ([`guard`]), served by the
+//! server's listener (with its connection cap and timeouts) over a TLS transport
+//! ([`handshake`]).
 //!
 //! Entry point: [`serve`].
 
@@ -10,8 +11,8 @@ mod authn;
 mod authz;
 mod cache;
 mod guard;
+mod handshake;
 mod identity;
-mod listener;
 mod tls;
 
 use std::net::SocketAddr;
@@ -23,6 +24,8 @@ use tokio::task::JoinHandle;
 
 pub use tls::TlsSettings;
 
+use super::listener;
+use super::routes::Endpoints;
 use authn::Authenticator;
 use authz::{Authorizer, Webhook};
 use guard::Guard;
@@ -68,5 +71,10 @@ pub fn serve(
         authz,
     });
     let router = router.layer(axum::middleware::from_fn_with_state(guard, guard::check));
-    listener::serve(addr, tls, router)
+    listener::serve(
+        addr,
+        Endpoints::Authenticated,
+        handshake::Tls::new(tls),
+        router,
+    )
 }

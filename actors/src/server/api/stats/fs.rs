@@ -40,20 +40,43 @@ pub fn filesystem(path: &Path, clock: Clock) -> Result<FsStats, StatsError> {
     })
 }
 
-/// What a directory tree occupies: `(bytes on disk, inodes)`, itself included. Entries that
-/// vanish during the walk are skipped; a missing `dir` uses nothing.
+/// Directory levels walked below the top one; deeper ones are not counted. The walk holds
+/// one open directory per level: this bounds its file descriptors, and it keeps its levels on
+/// the heap, not the stack, so a pod that nests directories thousands deep in a volume costs
+/// neither the agent's descriptors nor its stack (the recursive walk this replaces held a
+/// descriptor per level and, in a debug build, overflowed a 2 MiB thread stack at the two
+/// thousand levels a path can reach, aborting the process).
+const MAX_DEPTH: usize = 256;
+
+/// What a directory tree occupies: `(bytes on disk, inodes)`, itself included, down to
+/// [`MAX_DEPTH`] levels. Entries that vanish during the walk are skipped; a missing `dir`
+/// uses nothing. Symbolic links are counted, not followed.
 #[must_use]
 pub fn usage(dir: &Path) -> (u64, u64) {
     let Ok(meta) = std::fs::symlink_metadata(dir) else {
         return (0, 0);
     };
     let mut bytes = meta.blocks().saturating_mul(BLOCK_BYTES);
-    let mut inodes = 1;
-    if meta.is_dir() {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let (b, i) = usage(&entry.path());
-            bytes = bytes.saturating_add(b);
-            inodes += i;
+    let mut inodes: u64 = 1;
+    let mut levels: Vec<std::fs::ReadDir> = if meta.is_dir() {
+        std::fs::read_dir(dir).into_iter().collect()
+    } else {
+        Vec::new()
+    };
+    while let Some(level) = levels.last_mut() {
+        let Some(entry) = level.next() else {
+            levels.pop();
+            continue;
+        };
+        // The entry's own metadata: a symbolic link is not followed.
+        let Ok(meta) = entry.and_then(|e| e.metadata().map(|m| (e, m))) else {
+            continue;
+        };
+        let (entry, meta) = meta;
+        bytes = bytes.saturating_add(meta.blocks().saturating_mul(BLOCK_BYTES));
+        inodes = inodes.saturating_add(1);
+        if meta.is_dir() && levels.len() < MAX_DEPTH {
+            levels.extend(std::fs::read_dir(entry.path()));
         }
     }
     (bytes, inodes)
@@ -93,5 +116,22 @@ mod tests {
         assert_eq!(inodes, 3);
         assert!(bytes >= 64 * 1024, "{bytes}");
         assert_eq!(usage(&dir.path().join("missing")), (0, 0));
+    }
+
+    #[test]
+    fn a_deep_tree_is_walked_to_the_depth_bound_on_a_small_stack() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut path = dir.path().to_path_buf();
+        for _ in 0..MAX_DEPTH + 40 {
+            path.push("d");
+            std::fs::create_dir(&path).unwrap();
+        }
+        let root = dir.path().to_path_buf();
+        let walk = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || usage(&root))
+            .unwrap();
+        let (_, inodes) = walk.join().expect("the walk fits a small stack");
+        assert_eq!(inodes, 1 + MAX_DEPTH as u64);
     }
 }
