@@ -1,8 +1,8 @@
 //! Hostile static pod manifests on the real containerd (security issue 13, findings 3 to 5):
 //! a file nested 200 000 levels deep and an oversized file are refused at once with their
 //! reasons while other manifests come and go, and pods upstream would refuse (negative limits,
-//! 600 000 labels, bad quantities and subPaths) never reach the runtime, while a good pod
-//! beside them runs.
+//! 600 000 labels, a bad label, bad quantities and subPaths) never reach the runtime, while a
+//! good pod beside them runs.
 
 mod common;
 
@@ -142,6 +142,13 @@ fn pods_upstream_would_refuse_never_reach_the_runtime() {
             "  containers:\n  - name: main\n    image: {SHELL}\n    resources:\n      limits:\n        cpu: lots\n        memory: 9999999999999999Ei\n    volumeMounts:\n    - name: data\n      mountPath: /a\n      subPath: ../../etc\n    - name: data\n      mountPath: /b\n      subPath: /etc\n  volumes:\n  - name: data\n    emptyDir: {{}}\n"
         ),
     );
+    let paths = paths.replace(
+        "  name: paths\n",
+        &format!(
+            "  name: paths\n  labels:\n    \"a b/c d\": {}\n",
+            "v".repeat(300)
+        ),
+    );
     node.write("paths.yaml", &paths);
     node.write("good.yaml", &sleeper("good"));
     node.wait_pod("good", "Running", |p| phase(p) == "Running");
@@ -169,10 +176,12 @@ fn pods_upstream_would_refuse_never_reach_the_runtime() {
         rejection(&node, "paths.yaml")
     });
     for expected in [
-        "paths.yaml:12: spec.containers[0].resources.limits.cpu: \"lots\" is not a quantity",
-        "paths.yaml:13: spec.containers[0].resources.limits.memory: \"9999999999999999Ei\" is not a quantity: it is too large",
-        "paths.yaml:17: spec.containers[0].volumeMounts[0].subPath: must not contain '..'",
-        "paths.yaml:20: spec.containers[0].volumeMounts[1].subPath: must be a relative path",
+        "paths.yaml:6: metadata.labels.a b/c d: invalid key: the prefix of \"a b/c d\"",
+        "paths.yaml:6: metadata.labels.a b/c d: invalid value: \"vvvv",
+        "paths.yaml:14: spec.containers[0].resources.limits.cpu: \"lots\" is not a quantity",
+        "paths.yaml:15: spec.containers[0].resources.limits.memory: \"9999999999999999Ei\" is not a quantity: it is too large",
+        "paths.yaml:19: spec.containers[0].volumeMounts[0].subPath: must not contain '..'",
+        "paths.yaml:22: spec.containers[0].volumeMounts[1].subPath: must be a relative path",
     ] {
         assert!(error.contains(expected), "{expected:?} missing from: {error}");
     }
