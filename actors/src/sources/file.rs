@@ -16,7 +16,7 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::RejectedManifest;
 
 use super::limits::MAX_MANIFEST_BYTES;
-use super::static_pod::load;
+use super::static_pod::load_static_pod;
 
 /// A file modified less than this before it was read is read again on the next scan, since
 /// a later write may have kept its stamp.
@@ -194,7 +194,8 @@ impl Scanner {
 
     fn load(&self, file: &Path, content: &[u8]) -> Result<Loaded, String> {
         let shown = file.display().to_string();
-        let (pod, name_line) = load(&shown, content, &self.node).map_err(|e| e.to_string())?;
+        let (pod, name_line) =
+            load_static_pod(&shown, content, &self.node).map_err(|e| e.to_string())?;
         Ok(Loaded {
             pod: Arc::new(pod),
             name_line,

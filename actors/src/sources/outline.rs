@@ -97,6 +97,7 @@ enum Kind {
 /// reading stops there, so its cost stays linear in the text.
 pub(crate) fn outline(text: &str) -> Result<LineIndex, ShapeError> {
     let mut walk = Walk::default();
+    // libyaml fails to set up only when memory runs out, where Rust aborts first anyway.
     let Ok(events) = Events::new(text) else {
         return Ok(walk.index);
     };

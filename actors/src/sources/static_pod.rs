@@ -19,19 +19,14 @@ pub const CONFIG_HASH: &str = "kubernetes.io/config.hash";
 const NAMESPACE_DEFAULT: &str = "default";
 const GRACE_PERIOD_DEFAULT: i64 = 30;
 
-/// Turns one manifest file's bytes into the static pod it defines for node `node`.
+/// Turns one manifest file's bytes into the static pod it defines for node `node`, and the
+/// line the pod's name is written on (where a duplicate of the pod is reported).
 ///
 /// # Errors
 /// A [`Rejection`] naming the file, line, field and reason of every problem: more bytes than
 /// [`MAX_MANIFEST_BYTES`], bytes that are not UTF-8, text that is not one v1 Pod, unknown
 /// fields, wrong types, failed checks.
-pub fn load_static_pod(file: &str, content: &[u8], node: &str) -> Result<Pod, Rejection> {
-    load(file, content, node).map(|(pod, _)| pod)
-}
-
-/// [`load_static_pod`], also giving the line the pod's name is written on (where a duplicate
-/// of the pod is reported).
-pub(crate) fn load(file: &str, content: &[u8], node: &str) -> Result<(Pod, usize), Rejection> {
+pub fn load_static_pod(file: &str, content: &[u8], node: &str) -> Result<(Pod, usize), Rejection> {
     if u64::try_from(content.len()).map_or(true, |len| len > MAX_MANIFEST_BYTES) {
         return Err(too_large(file).into());
     }
@@ -235,7 +230,9 @@ spec:
 ";
 
     fn load(text: &str) -> Pod {
-        load_static_pod("/m/web.yaml", text.as_bytes(), "node-a").unwrap()
+        load_static_pod("/m/web.yaml", text.as_bytes(), "node-a")
+            .unwrap()
+            .0
     }
 
     #[test]
