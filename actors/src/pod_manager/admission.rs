@@ -51,11 +51,13 @@ pub fn admit(pod: &Pod, admitted: &[&Pod], capacity: Capacity) -> Result<(), Rej
     let (used_cpu, used_memory) = admitted
         .iter()
         .map(|p| requests(p))
-        .fold((0, 0), |(c, m), (pc, pm)| (c + pc, m + pm));
-    if cpu > 0 && used_cpu + cpu > capacity.cpu_millis {
+        .fold((0i64, 0i64), |(c, m), (pc, pm)| {
+            (c.saturating_add(pc), m.saturating_add(pm))
+        });
+    if cpu > 0 && used_cpu.saturating_add(cpu) > capacity.cpu_millis {
         return Err(reject("OutOfcpu", format!("Node didn't have enough resource: cpu, requested: {cpu}m, used: {used_cpu}m, capacity: {}m", capacity.cpu_millis)));
     }
-    if memory > 0 && used_memory + memory > capacity.memory_bytes {
+    if memory > 0 && used_memory.saturating_add(memory) > capacity.memory_bytes {
         return Err(reject("OutOfmemory", format!("Node didn't have enough resource: memory, requested: {memory}, used: {used_memory}, capacity: {}", capacity.memory_bytes)));
     }
     Ok(())
@@ -86,7 +88,8 @@ fn host_ports(pod: &Pod) -> Vec<(String, i32)> {
 }
 
 /// The pod's CPU (millicores) and memory (bytes) requests: the larger of the sum over app
-/// containers and the largest init container, as the scheduler counts them.
+/// containers and the largest init container, as the scheduler counts them. Sums saturate:
+/// each request is within a quantity's range, but a pod's total need not be.
 fn requests(pod: &Pod) -> (i64, i64) {
     let Some(spec) = &pod.spec else { return (0, 0) };
     let of = |c: &sergeant_messages::pods::core::Container| {
@@ -103,7 +106,9 @@ fn requests(pod: &Pod) -> (i64, i64) {
         .containers
         .iter()
         .map(of)
-        .fold((0, 0), |(c, m), (pc, pm)| (c + pc, m + pm));
+        .fold((0i64, 0i64), |(c, m), (pc, pm)| {
+            (c.saturating_add(pc), m.saturating_add(pm))
+        });
     let init = spec
         .init_containers
         .iter()
@@ -162,5 +167,22 @@ mod tests {
             "OutOfmemory"
         );
         assert!(admit(&with("300m", "100Mi", None), &[&big], NODE).is_ok());
+    }
+
+    /// Requests each within a quantity's range can sum past it: two containers of 4Ei
+    /// overflowed the sum (a panic in a debug build, a wrap to a negative request that fits
+    /// any node in a release build). The sums saturate, and such a pod does not fit.
+    #[test]
+    fn huge_requests_do_not_overflow_the_sums() {
+        let container = serde_json::json!({"name": "c", "image": "i", "resources": {"requests": {"cpu": "4000000000000000", "memory": "4Ei"}}});
+        let huge = pod(
+            serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [container.clone(), container]}}),
+        );
+        assert_eq!(admit(&huge, &[], NODE).unwrap_err().reason, "OutOfcpu");
+        let small = with("1m", "1", None);
+        assert_eq!(
+            admit(&small, &[&huge], NODE).unwrap_err().reason,
+            "OutOfcpu"
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use kube::api::DynamicObject;
 use sergeant_messages::pods::core::Pod;
 
-use super::error::Manifest;
+use super::error::{join, Manifest};
 use super::static_pod::CONFIG_SOURCE;
 use super::validate::{validate, Origin};
 
@@ -28,7 +28,7 @@ pub enum ApiPodError {
         reason: String,
     },
     /// The pod decoded but fails the checks every pod on the node passes.
-    #[error("{}", .problems.join("; "))]
+    #[error("{}", join(.problems))]
     Invalid {
         /// Each problem as `field: reason`.
         problems: Vec<String>,
@@ -65,7 +65,7 @@ pub fn convert(object: &DynamicObject) -> Result<Option<Pod>, ApiPodError> {
             field: e.path().to_string(),
             reason: e.inner().to_string(),
         })?;
-    let manifest = Manifest { file: "", text: "" };
+    let manifest = Manifest::new("", "");
     let mut problems: Vec<String> = validate(&pod, &manifest, Origin::Api)
         .into_iter()
         .map(|p| format!("{}: {}", p.field.unwrap_or_default(), p.reason))
@@ -139,6 +139,34 @@ mod tests {
             convert(&bad).unwrap_err().to_string(),
             "spec.containers[0].image: required: a container needs an image; \
              spec.containers[1].name: duplicate container name \"c\" (first at spec.containers[0].name)"
+        );
+    }
+
+    /// The API server validated its pods already, but a pod it should not have stored (or a
+    /// bad answer) must not reach the runtime: sizes, counts and quantities are checked here
+    /// too, and the refusal names each problem.
+    #[test]
+    fn hostile_api_pods_are_refused_with_their_reasons() {
+        let labels: serde_json::Map<String, serde_json::Value> = (0..100_000)
+            .map(|n| (format!("k{n}"), serde_json::Value::from("v")))
+            .collect();
+        let mut bad = object(serde_json::json!({"containers": [{
+            "name": "c",
+            "image": "busybox",
+            "resources": {"limits": {"cpu": "-1", "memory": "9999999999999999Ei"}},
+            "volumeMounts": [{"name": "v", "mountPath": "/v", "subPath": "../../etc"}],
+        }], "volumes": [{"name": "v", "emptyDir": {}}]}));
+        bad.metadata.labels = serde_json::from_value(serde_json::Value::Object(labels)).ok();
+        let started = std::time::Instant::now();
+        let error = convert(&bad).unwrap_err().to_string();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(
+            error,
+            "metadata.labels: 100000 labels, more than the 1024 sergeant accepts; \
+             spec.containers[0].resources.limits.cpu: must be greater than or equal to 0; \
+             spec.containers[0].resources.limits.memory: \"9999999999999999Ei\" is not a \
+             quantity: it is too large; \
+             spec.containers[0].volumeMounts[0].subPath: must not contain '..'"
         );
     }
 

@@ -3,10 +3,18 @@
 //! manifest from becoming a pod. [`Manifest`] ties a file's name to its text so every check
 //! can point at the line it complains about.
 
+use std::cell::OnceCell;
 use std::fmt;
 
+use super::limits::{MAX_PROBLEMS_SHOWN, MAX_QUOTED_CHARS};
+use super::outline::{outline, LineIndex};
+
+/// The longest reason a problem carries, in characters: reasons quote what the manifest
+/// wrote (a parser's message may hold a whole value), and a message must stay readable.
+const MAX_REASON_CHARS: usize = 8 * MAX_QUOTED_CHARS;
+
 /// One step of a field path: a key of a mapping or an index into a list.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Segment {
     Key(String),
     Index(usize),
@@ -50,13 +58,24 @@ impl FieldPath {
     }
 }
 
+/// Keys are shown as written, but a long one (an unknown field, a label key) cut to its first
+/// [`MAX_QUOTED_CHARS`] characters and `...`.
 impl fmt::Display for FieldPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (at, segment) in self.0.iter().enumerate() {
-            match segment {
-                Segment::Key(key) if at == 0 => write!(f, "{key}")?,
-                Segment::Key(key) => write!(f, ".{key}")?,
-                Segment::Index(index) => write!(f, "[{index}]")?,
+            let key = match segment {
+                Segment::Index(index) => {
+                    write!(f, "[{index}]")?;
+                    continue;
+                }
+                Segment::Key(key) => key,
+            };
+            if at > 0 {
+                f.write_str(".")?;
+            }
+            match cut(key, MAX_QUOTED_CHARS) {
+                (whole, false) => f.write_str(whole)?,
+                (start, true) => write!(f, "{start}...")?,
             }
         }
         Ok(())
@@ -83,7 +102,8 @@ fn field_prefix(field: Option<&str>) -> String {
 }
 
 /// Why a manifest was rejected: every problem found, in the order of the file, joined on one
-/// line by `; ` so a rejection is one log line and one entry in the source's snapshot.
+/// line by `; ` so a rejection is one log line and one entry in the source's snapshot. Past
+/// the first [`MAX_PROBLEMS_SHOWN`], problems are counted rather than listed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", join(.problems))]
 pub struct Rejection {
@@ -91,12 +111,37 @@ pub struct Rejection {
     pub problems: Vec<ManifestError>,
 }
 
-fn join(problems: &[ManifestError]) -> String {
-    problems
+/// The problems as one line, the first [`MAX_PROBLEMS_SHOWN`] of them in full.
+pub(crate) fn join<T: ToString>(problems: &[T]) -> String {
+    let mut shown: Vec<String> = problems
         .iter()
+        .take(MAX_PROBLEMS_SHOWN)
         .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
+        .collect();
+    if let Some(more) = problems
+        .len()
+        .checked_sub(MAX_PROBLEMS_SHOWN)
+        .filter(|n| *n > 0)
+    {
+        shown.push(format!("and {more} more problems"));
+    }
+    shown.join("; ")
+}
+
+/// `reason` cut to [`MAX_REASON_CHARS`] characters.
+fn clip(reason: String) -> String {
+    match cut(&reason, MAX_REASON_CHARS) {
+        (_, false) => reason,
+        (start, true) => format!("{start}..."),
+    }
+}
+
+/// `text`'s first `max` characters, and whether that is less than all of it.
+pub(crate) fn cut(text: &str, max: usize) -> (&str, bool) {
+    match text.char_indices().nth(max) {
+        None => (text, false),
+        Some((end, _)) => (&text[..end], true),
+    }
 }
 
 impl From<ManifestError> for Rejection {
@@ -107,28 +152,38 @@ impl From<ManifestError> for Rejection {
     }
 }
 
-/// A manifest file's name and text, which every error is reported against.
-#[derive(Debug, Clone, Copy)]
+/// A manifest file's name and text, which every error is reported against, and the index of
+/// where its fields are written (read once, when the first line is asked for, unless parsing
+/// already read it).
+#[derive(Debug)]
 pub(crate) struct Manifest<'a> {
     pub(crate) file: &'a str,
     pub(crate) text: &'a str,
+    index: OnceCell<LineIndex>,
 }
 
-impl Manifest<'_> {
+impl<'a> Manifest<'a> {
+    /// The manifest `file` holding `text`.
+    pub(crate) fn new(file: &'a str, text: &'a str) -> Self {
+        Self {
+            file,
+            text,
+            index: OnceCell::new(),
+        }
+    }
+
+    /// Keeps `index`, read from the text already, for the lines of later errors.
+    pub(crate) fn set_index(&self, index: LineIndex) {
+        let _ = self.index.set(index);
+    }
+
     /// The line `path` is written on; failing that, its deepest written ancestor's; failing
-    /// that, the first line with content.
+    /// that, the first line with content. Each call costs the length of the path.
     pub(crate) fn line_of(&self, path: &FieldPath) -> usize {
-        let parts: Vec<String> = path
-            .segments()
-            .iter()
-            .map(|segment| match segment {
-                Segment::Key(key) => key.clone(),
-                Segment::Index(index) => format!("[{index}]"),
-            })
-            .collect();
-        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-        sergeant_config::locate_field(self.text, &parts)
-            .map_or_else(|| self.first_line(), |at| at.line)
+        self.index
+            .get_or_init(|| outline(self.text).unwrap_or_default())
+            .line_of(path)
+            .unwrap_or_else(|| self.first_line())
     }
 
     /// The first line holding content, where problems with the whole file are reported.
@@ -148,7 +203,7 @@ impl Manifest<'_> {
             file: self.file.to_owned(),
             line: self.line_of(path),
             field: Some(path.to_string()),
-            reason: reason.into(),
+            reason: clip(reason.into()),
         }
     }
 
@@ -158,7 +213,7 @@ impl Manifest<'_> {
             file: self.file.to_owned(),
             line,
             field: None,
-            reason: reason.into(),
+            reason: clip(reason.into()),
         }
     }
 }
@@ -176,10 +231,7 @@ mod tests {
     #[test]
     fn errors_are_one_line_with_file_line_field_and_reason() {
         let text = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n  - name: b\n    image: \"\"\n";
-        let manifest = Manifest {
-            file: "/m/p.yaml",
-            text,
-        };
+        let manifest = Manifest::new("/m/p.yaml", text);
         let path = FieldPath::of(&["spec", "containers"]).index(1).key("image");
         assert_eq!(
             manifest.error(&path, "required").to_string(),
@@ -191,8 +243,53 @@ mod tests {
     #[test]
     fn a_missing_field_points_at_its_parent() {
         let text = "# comment\napiVersion: v1\nkind: Pod\nmetadata:\n  labels: {}\n";
-        let manifest = Manifest { file: "f", text };
+        let manifest = Manifest::new("f", text);
         assert_eq!(manifest.line_of(&FieldPath::of(&["metadata", "name"])), 4);
         assert_eq!(manifest.line_of(&FieldPath::of(&["nothing"])), 2);
+    }
+
+    #[test]
+    fn many_problems_are_counted_past_the_first_few() {
+        let manifest = Manifest::new("f", "a: 1\n");
+        let problems: Vec<ManifestError> = (0..MAX_PROBLEMS_SHOWN + 5)
+            .map(|n| manifest.error_at(1, format!("p{n}")))
+            .collect();
+        let text = Rejection { problems }.to_string();
+        assert!(text.ends_with("f:1: p19; and 5 more problems"), "{text}");
+        assert_eq!(text.matches("f:1:").count(), MAX_PROBLEMS_SHOWN);
+    }
+
+    #[test]
+    fn long_reasons_are_clipped() {
+        let manifest = Manifest::new("f", "");
+        let error = manifest.error_at(1, "x".repeat(1_000_000));
+        assert_eq!(error.reason.chars().count(), MAX_REASON_CHARS + 3);
+    }
+
+    /// The time to locate every label of a pod with `count` labels, one lookup each, as
+    /// when every label has a problem.
+    fn locate_labels(count: usize) -> std::time::Duration {
+        let mut text = String::from("metadata:\n  labels:\n");
+        for n in 0..count {
+            text.push_str(&format!("    k{n}: v\n"));
+        }
+        let manifest = Manifest::new("f", &text);
+        let labels = FieldPath::of(&["metadata", "labels"]);
+        let started = std::time::Instant::now();
+        for n in 0..count {
+            assert_eq!(manifest.line_of(&labels.key(&format!("k{n}"))), n + 3);
+        }
+        started.elapsed()
+    }
+
+    /// Each lookup searched the whole text, so locating one problem per label cost the square
+    /// of the labels; the index is read once, and each lookup costs its path's length.
+    #[test]
+    fn locating_many_fields_is_linear() {
+        let small = locate_labels(10_000);
+        let large = locate_labels(40_000);
+        eprintln!("located 10 000 labels in {small:?}, 40 000 in {large:?}");
+        let margin = std::time::Duration::from_millis(200);
+        assert!(large <= small * 8 + margin, "{small:?} then {large:?}");
     }
 }

@@ -2,10 +2,12 @@
 //! lists the directory, skips hidden files and subdirectories, and re-reads only the files
 //! whose (mtime, size, inode) changed since the last scan — or that changed so recently that
 //! a second write within the file system's clock tick could hide behind the same stamp. All of
-//! it blocks, so it runs on the blocking pool, never on an actor thread.
+//! it blocks, so it runs on the blocking pool, never on an actor thread. No file is read past
+//! the manifest size cap, and each costs time linear in its size, so a hostile file delays
+//! the others by no more than a large good one would.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -13,6 +15,7 @@ use std::time::{Duration, SystemTime};
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::RejectedManifest;
 
+use super::limits::MAX_MANIFEST_BYTES;
 use super::static_pod::load_static_pod;
 
 /// A file modified less than this before it was read is read again on the next scan, since
@@ -27,6 +30,16 @@ pub(crate) struct ScanError {
     pub(crate) path: String,
     /// The operating system's reason.
     pub(crate) reason: String,
+}
+
+/// The file's bytes, but no more than one past the size cap: enough for the loader to refuse
+/// a file that is too large without holding all of it (it may also grow while being read).
+fn read_capped(file: &Path) -> std::io::Result<Vec<u8>> {
+    let mut content = Vec::new();
+    std::fs::File::open(file)?
+        .take(MAX_MANIFEST_BYTES.saturating_add(1))
+        .read_to_end(&mut content)?;
+    Ok(content)
 }
 
 /// What one scan found, in file name order.
@@ -135,7 +148,7 @@ impl Scanner {
                 continue;
             }
             let read_at = SystemTime::now();
-            let outcome = match std::fs::read(&file) {
+            let outcome = match read_capped(&file) {
                 Ok(content) => self.load(&file, &content),
                 // Removed between listing and reading: gone, like the next scan will say.
                 Err(err) if err.kind() == ErrorKind::NotFound => {
@@ -181,10 +194,8 @@ impl Scanner {
 
     fn load(&self, file: &Path, content: &[u8]) -> Result<Loaded, String> {
         let shown = file.display().to_string();
-        let pod = load_static_pod(&shown, content, &self.node).map_err(|e| e.to_string())?;
-        let text = String::from_utf8_lossy(content);
-        let name_line =
-            sergeant_config::locate_field(&text, &["metadata", "name"]).map_or(1, |at| at.line);
+        let (pod, name_line) =
+            load_static_pod(&shown, content, &self.node).map_err(|e| e.to_string())?;
         Ok(Loaded {
             pod: Arc::new(pod),
             name_line,
@@ -294,6 +305,42 @@ mod tests {
         assert_eq!(
             scan.rejected[0].error,
             format!("{second}:4: metadata.name: pod default/web-n1 is already defined by {first}")
+        );
+    }
+
+    /// A 400 KB file of nested lists once held the scan (and with it every other manifest)
+    /// for minutes; an oversized file was read whole. Both are now refused at once, each with
+    /// its reason, while the good files beside them load.
+    #[test]
+    fn hostile_files_are_refused_promptly_beside_good_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let depth = 200_000;
+        let deep = format!("spec: {}{}\n", "[".repeat(depth), "]".repeat(depth));
+        std::fs::write(dir.path().join("deep.yaml"), deep).unwrap();
+        let big = vec![b'#'; usize::try_from(MAX_MANIFEST_BYTES).unwrap() * 4];
+        std::fs::write(dir.path().join("big.yaml"), big).unwrap();
+        std::fs::write(dir.path().join("good.yaml"), manifest("good", "busybox")).unwrap();
+        let started = std::time::Instant::now();
+        let scan = Scanner::new(dir.path().to_path_buf(), "n1".into())
+            .scan()
+            .unwrap();
+        let took = started.elapsed();
+        eprintln!("scanned the hostile directory in {took:?}");
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        assert_eq!(names(&scan), ["good-n1"]);
+        let errors: Vec<&str> = scan.rejected.iter().map(|r| r.error.as_str()).collect();
+        let shown = |name: &str| dir.path().join(name).display().to_string();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].starts_with(&format!("{}:1: the file is larger than", shown("big.yaml"))),
+            "{errors:?}"
+        );
+        assert_eq!(
+            errors[1],
+            format!(
+                "{}:1: nested more than 64 levels deep: no pod is this deep",
+                shown("deep.yaml")
+            )
         );
     }
 

@@ -2,7 +2,9 @@
 //! `apiVersion: v1` and `kind: Pod`, every field known to the pod type and of the right type.
 //! k8s-openapi ignores unknown fields, so they are found by comparing the keys written in the
 //! file with the keys of the pod serialized back: whatever did not survive the round trip was
-//! not understood.
+//! not understood. Before any parser builds a tree, the text's shape is read once
+//! ([`outline`]): too deep a nesting or too far-reaching aliases are refused there, at a cost
+//! linear in the text, and the same pass indexes the lines errors point at.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -10,6 +12,9 @@ use sergeant_messages::pods::core::Pod;
 
 use super::error::{FieldPath, Manifest, ManifestError, Segment};
 use super::fields::known_fields;
+use super::limits::MAX_QUOTED_CHARS;
+use super::names::quoted;
+use super::outline::outline;
 
 /// The only `apiVersion` and `kind` a static pod manifest may have.
 const API_VERSION: &str = "v1";
@@ -20,6 +25,8 @@ const KIND: &str = "Pod";
 /// # Errors
 /// The first problem found, naming the file, line, field and reason.
 pub(crate) fn parse(manifest: &Manifest<'_>) -> Result<Pod, ManifestError> {
+    let index = outline(manifest.text).map_err(|e| manifest.error_at(e.line(), e.to_string()))?;
+    manifest.set_index(index);
     let tree = read_tree(manifest)?;
     check_header(manifest, &tree)?;
     let pod: Pod = serde_path_to_error::deserialize(&tree).map_err(|e| type_error(manifest, e))?;
@@ -187,9 +194,17 @@ fn unknown_field(manifest: &Manifest<'_>, path: FieldPath) -> ManifestError {
     for segment in parent {
         parent_path.push(segment.clone());
     }
-    let reason = match sergeant_config::suggest(&name, known_fields(&parent_path)) {
-        Some(close) => format!("unknown field \"{name}\" (did you mean \"{close}\"?)"),
-        None => format!("unknown field \"{name}\""),
+    // No field's name is long: a long one is not compared (the comparison costs its length
+    // times each candidate's).
+    let close = (name.len() <= MAX_QUOTED_CHARS)
+        .then(|| sergeant_config::suggest(&name, known_fields(&parent_path)))
+        .flatten();
+    let reason = match close {
+        Some(close) => format!(
+            "unknown field {} (did you mean \"{close}\"?)",
+            quoted(&name)
+        ),
+        None => format!("unknown field {}", quoted(&name)),
     };
     manifest.error(&path, reason)
 }
@@ -199,10 +214,7 @@ mod tests {
     use super::*;
 
     fn parse_text(text: &str) -> Result<Pod, ManifestError> {
-        parse(&Manifest {
-            file: "/etc/kubernetes/manifests/web.yaml",
-            text,
-        })
+        parse(&Manifest::new("/etc/kubernetes/manifests/web.yaml", text))
     }
 
     fn problem(text: &str) -> (usize, Option<String>, String) {
@@ -386,5 +398,75 @@ spec:
             "/etc/kubernetes/manifests/web.yaml:9: spec.containers[0].imagee: \
              unknown field \"imagee\" (did you mean \"image\"?)"
         );
+    }
+
+    /// How long parsing a file of `depth` nested flow lists under `spec:` takes, and its error.
+    fn deep(depth: usize) -> (std::time::Duration, ManifestError) {
+        let text = format!(
+            "apiVersion: v1\nkind: Pod\nspec: {}{}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let started = std::time::Instant::now();
+        let error = parse_text(&text).unwrap_err();
+        (started.elapsed(), error)
+    }
+
+    /// A file of 200 000 nested flow lists took minutes: libyaml's scanner costs the flow
+    /// depth on every token. It is now refused at the first level too deep, in a time that
+    /// does not grow with the depth.
+    #[test]
+    fn a_deeply_nested_file_is_refused_quickly_and_linearly() {
+        let (small, _) = deep(50_000);
+        let (large, error) = deep(200_000);
+        eprintln!("depth 50 000: {small:?}; depth 200 000: {large:?}");
+        assert_eq!(
+            (error.line, error.field, error.reason.as_str()),
+            (
+                3,
+                None,
+                "nested more than 64 levels deep: no pod is this deep"
+            )
+        );
+        assert!(large < std::time::Duration::from_secs(2), "{large:?}");
+        // Linear at worst: four times the depth may not cost more than four times as much
+        // (plus a margin for a loaded machine's noise on times this short).
+        let margin = std::time::Duration::from_millis(50);
+        assert!(large <= small * 4 + margin, "{small:?} then {large:?}");
+    }
+
+    #[test]
+    fn deep_json_is_refused_the_same_way() {
+        let depth = 100_000;
+        let text = format!("{}{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+        let error = parse_text(&text).unwrap_err();
+        assert_eq!(error.line, 1);
+        assert!(error.reason.starts_with("nested more than 64"), "{error}");
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_before_it_expands() {
+        let mut text = String::from("apiVersion: v1\nkind: Pod\nmetadata:\n  annotations:\n");
+        text.push_str(&format!("    a0: &a0 \"{}\"\n", "x".repeat(100)));
+        for level in 1..40 {
+            let previous = level - 1;
+            text.push_str(&format!(
+                "    a{level}: &a{level} [*a{previous}, *a{previous}, *a{previous}, *a{previous}]\n"
+            ));
+        }
+        let started = std::time::Instant::now();
+        let error = parse_text(&text).unwrap_err();
+        assert!(error.reason.contains("aliases expand it past"), "{error}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_long_unknown_field_is_named_clipped_without_a_suggestion() {
+        let long = "q".repeat(100_000);
+        let text = GOOD.replace("    image: nginx:1.27", &format!("    ? {long}\n    : 1"));
+        let error = parse_text(&text).unwrap_err();
+        assert!(error.reason.starts_with("unknown field \"qqqq"), "{error}");
+        assert!(error.reason.ends_with("(100000 bytes)"), "{error}");
+        assert!(error.to_string().len() < 300);
     }
 }

@@ -6,7 +6,9 @@
 //! as upstream's static pod file source does. [`load_static_pod`] is the same conversion for
 //! one file (parse strictly, validate, apply the static pod identity and defaults), and
 //! [`Rejection`] is how a manifest that cannot become a pod is explained: one line per problem
-//! naming the file, line, field and reason.
+//! naming the file, line, field and reason. Everything read here is treated as hostile: files
+//! are read up to a size cap, parsed at a cost linear in their size, and pods from either
+//! source are held to upstream's validation and to the bounds of `limits`.
 //!
 //! [`SourceSnapshot`]: sergeant_messages::pods::SourceSnapshot
 
@@ -17,9 +19,14 @@ mod api_store;
 mod error;
 mod fields;
 mod file;
+mod libyaml;
+mod limits;
 mod manifest;
 pub(crate) mod names;
+mod outline;
 mod static_pod;
+#[cfg(test)]
+mod test_strings;
 mod validate;
 
 pub use actor::StaticPodSource;

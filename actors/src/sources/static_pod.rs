@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use sergeant_messages::pods::core::{Container, Pod, PodSecurityContext, Probe, Toleration};
 use sergeant_messages::pods::PodSource;
 
-use super::error::{Manifest, ManifestError, Rejection};
+use super::error::{FieldPath, Manifest, ManifestError, Rejection};
+use super::limits::MAX_MANIFEST_BYTES;
 use super::{manifest, validate};
 
 /// The annotation naming the source a pod came from.
@@ -18,12 +19,17 @@ pub const CONFIG_HASH: &str = "kubernetes.io/config.hash";
 const NAMESPACE_DEFAULT: &str = "default";
 const GRACE_PERIOD_DEFAULT: i64 = 30;
 
-/// Turns one manifest file's bytes into the static pod it defines for node `node`.
+/// Turns one manifest file's bytes into the static pod it defines for node `node`, and the
+/// line the pod's name is written on (where a duplicate of the pod is reported).
 ///
 /// # Errors
-/// A [`Rejection`] naming the file, line, field and reason of every problem: bytes that are
-/// not UTF-8, text that is not one v1 Pod, unknown fields, wrong types, failed checks.
-pub fn load_static_pod(file: &str, content: &[u8], node: &str) -> Result<Pod, Rejection> {
+/// A [`Rejection`] naming the file, line, field and reason of every problem: more bytes than
+/// [`MAX_MANIFEST_BYTES`], bytes that are not UTF-8, text that is not one v1 Pod, unknown
+/// fields, wrong types, failed checks.
+pub fn load_static_pod(file: &str, content: &[u8], node: &str) -> Result<(Pod, usize), Rejection> {
+    if u64::try_from(content.len()).map_or(true, |len| len > MAX_MANIFEST_BYTES) {
+        return Err(too_large(file).into());
+    }
     let text = std::str::from_utf8(content).map_err(|e| {
         let line = content[..e.valid_up_to()]
             .iter()
@@ -37,13 +43,27 @@ pub fn load_static_pod(file: &str, content: &[u8], node: &str) -> Result<Pod, Re
             reason: "not UTF-8 text".to_owned(),
         }
     })?;
-    let manifest = Manifest { file, text };
+    let manifest = Manifest::new(file, text);
     let pod = manifest::parse(&manifest)?;
     let problems = validate::validate(&pod, &manifest, validate::Origin::StaticPod { node });
     if !problems.is_empty() {
         return Err(Rejection { problems });
     }
-    Ok(into_static_pod(pod, content, node))
+    let name_line = manifest.line_of(&FieldPath::of(&["metadata", "name"]));
+    Ok((into_static_pod(pod, content, node), name_line))
+}
+
+/// The problem of a manifest file larger than [`MAX_MANIFEST_BYTES`].
+fn too_large(file: &str) -> ManifestError {
+    ManifestError {
+        file: file.to_owned(),
+        line: 1,
+        field: None,
+        reason: format!(
+            "the file is larger than {MAX_MANIFEST_BYTES} bytes (1.5 MiB), the most a static pod \
+             manifest may have (the largest object the API server stores)"
+        ),
+    }
 }
 
 /// The UID of the static pod defined by `content` on `node`: a stable hash, so a restart of
@@ -210,7 +230,9 @@ spec:
 ";
 
     fn load(text: &str) -> Pod {
-        load_static_pod("/m/web.yaml", text.as_bytes(), "node-a").unwrap()
+        load_static_pod("/m/web.yaml", text.as_bytes(), "node-a")
+            .unwrap()
+            .0
     }
 
     #[test]
@@ -332,6 +354,26 @@ spec:
             error.to_string(),
             "/m/web.yaml:15: spec.containers[0].ports[0].containerPort: must be between 1 and 65535; \
              /m/web.yaml:20: spec.containers[1].image: required: a container needs an image"
+        );
+    }
+
+    #[test]
+    fn a_file_past_the_size_cap_is_refused_unread() {
+        let limit = usize::try_from(MAX_MANIFEST_BYTES).unwrap();
+        let padded = |size: usize| {
+            let mut text = TEXT.to_owned();
+            text.push('#');
+            text.push_str(&"x".repeat(size - text.len() - 1));
+            text.push('\n');
+            text
+        };
+        assert!(load_static_pod("/m/web.yaml", padded(limit).as_bytes(), "node-a").is_ok());
+        let error = load_static_pod("/m/big.yaml", padded(limit + 1).as_bytes(), "node-a")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("/m/big.yaml:1: the file is larger than 1572864 bytes"),
+            "{error}"
         );
     }
 

@@ -1,9 +1,16 @@
 //! The checks upstream's pod validation makes that matter on a node: names that can become
-//! container and cgroup names, containers that can run, ports and probes that can be reached,
-//! and volume mounts that refer to volumes that exist. Every failed check is reported with its
-//! field path and line; all of them are collected, not just the first.
+//! container and cgroup names, labels and annotations within upstream's rules and sizes,
+//! containers that can run, resources that are real quantities, ports and probes that can be
+//! reached, and volume mounts that stay inside volumes that exist; plus the count bounds of
+//! [`super::limits`] that keep one pod from wedging the runtime. Every failed check is
+//! reported with its field path and line; all of them are collected, not just the first.
+//! Entry point: [`validate`]; the metadata, resource and mount checks live in submodules.
 
-use std::collections::HashMap;
+mod metadata;
+mod mounts;
+mod resources;
+
+use std::collections::{HashMap, HashSet};
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use sergeant_messages::pods::core::{
@@ -11,7 +18,8 @@ use sergeant_messages::pods::core::{
 };
 
 use super::error::{FieldPath, Manifest, ManifestError};
-use super::names::{label_problem, port_name_problem, subdomain_problem};
+use super::limits::{MAX_CONTAINERS, MAX_ENV, MAX_PORTS, MAX_VOLUMES};
+use super::names::{label_problem, port_name_problem};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP"];
@@ -29,7 +37,8 @@ pub(crate) enum Origin<'a> {
     Api,
 }
 
-/// Every problem with the parsed pod; empty when it is fine to run.
+/// Every problem with the parsed pod; empty when it is fine to run. The cost is linear in the
+/// pod's size.
 pub(crate) fn validate(
     pod: &Pod,
     manifest: &Manifest<'_>,
@@ -48,6 +57,7 @@ pub(crate) fn validate(
     check.problems
 }
 
+/// The problems found so far, and the manifest they are reported against.
 struct Checks<'m, 'a> {
     manifest: &'m Manifest<'a>,
     problems: Vec<ManifestError>,
@@ -58,28 +68,15 @@ impl Checks<'_, '_> {
         self.problems.push(self.manifest.error(path, reason));
     }
 
-    fn metadata(&mut self, pod: &Pod, origin: Origin<'_>) {
-        let path = FieldPath::of(&["metadata", "name"]);
-        match (pod.metadata.name.as_deref(), origin) {
-            (None | Some(""), Origin::StaticPod { .. }) => {
-                self.fail(&path, "required: a static pod needs a name");
-            }
-            (None | Some(""), Origin::Api) => self.fail(&path, "required: a pod needs a name"),
-            (Some(name), origin) => {
-                if let Some(reason) = subdomain_problem(name) {
-                    self.fail(&path, reason);
-                } else if let Origin::StaticPod { node } = origin {
-                    if let Some(reason) = subdomain_problem(&format!("{name}-{node}")) {
-                        self.fail(&path, format!("with the node name suffix, {reason}"));
-                    }
-                }
-            }
+    /// Fails `path` when its list holds more than `max` items; true when within the bound.
+    fn at_most(&mut self, path: &FieldPath, count: usize, max: usize, what: &str) -> bool {
+        if count > max {
+            self.fail(
+                path,
+                format!("{count} {what}, more than the {max} sergeant accepts"),
+            );
         }
-        if let Some(namespace) = pod.metadata.namespace.as_deref() {
-            if let Some(reason) = label_problem(namespace) {
-                self.fail(&FieldPath::of(&["metadata", "namespace"]), reason);
-            }
-        }
+        count <= max
     }
 
     fn spec(&mut self, spec: &PodSpec, origin: Origin<'_>) {
@@ -108,60 +105,89 @@ impl Checks<'_, '_> {
                 "must be between 1 and 2147483647",
             );
         }
-        let ephemeral = spec
-            .ephemeral_containers
-            .as_ref()
-            .is_some_and(|e| !e.is_empty());
-        if ephemeral && origin != Origin::Api {
+        let ephemeral = spec.ephemeral_containers.as_deref().unwrap_or_default();
+        if !ephemeral.is_empty() && origin != Origin::Api {
             self.fail(
                 &spec_path.key("ephemeralContainers"),
                 "may not be set in a static pod manifest",
             );
         }
+        self.pod_resources(spec);
         let volumes = self.volumes(spec);
-        let mut names: HashMap<&str, FieldPath> = HashMap::new();
         let init = spec.init_containers.as_deref().unwrap_or_default();
+        let count = init.len() + spec.containers.len() + ephemeral.len();
+        let what = "containers (init, app and ephemeral together)";
+        if !self.at_most(&spec_path.key("containers"), count, MAX_CONTAINERS, what) {
+            return;
+        }
+        let mut names: HashMap<&str, FieldPath> = HashMap::new();
         for (kind, list) in [
             ("initContainers", init),
             ("containers", &spec.containers[..]),
         ] {
             for (index, container) in list.iter().enumerate() {
                 let path = spec_path.key(kind).index(index);
-                let name_path = path.key("name");
-                if let Some(reason) = label_problem(&container.name) {
-                    self.fail(&name_path, reason);
-                } else if let Some(first) = names.get(container.name.as_str()) {
-                    self.fail(
-                        &name_path,
-                        format!(
-                            "duplicate container name \"{}\" (first at {first})",
-                            container.name
-                        ),
-                    );
-                } else {
-                    names.insert(&container.name, name_path);
-                }
+                self.container_name(&container.name, &path, &mut names);
                 self.container(container, &path, kind == "initContainers", &volumes);
             }
+        }
+        for (index, container) in ephemeral.iter().enumerate() {
+            let path = spec_path.key("ephemeralContainers").index(index);
+            self.container_name(&container.name, &path, &mut names);
+        }
+    }
+
+    /// A container's name: an RFC 1123 label, unique across all the pod's containers.
+    fn container_name<'s>(
+        &mut self,
+        name: &'s str,
+        path: &FieldPath,
+        names: &mut HashMap<&'s str, FieldPath>,
+    ) {
+        let name_path = path.key("name");
+        if let Some(reason) = label_problem(name) {
+            self.fail(&name_path, reason);
+        } else if let Some(first) = names.get(name) {
+            self.fail(
+                &name_path,
+                format!("duplicate container name \"{name}\" (first at {first})"),
+            );
+        } else {
+            names.insert(name, name_path);
         }
     }
 
     /// Checks volume names and returns the declared ones.
-    fn volumes<'s>(&mut self, spec: &'s PodSpec) -> Vec<&'s str> {
-        let mut declared: Vec<&str> = Vec::new();
-        for (index, volume) in spec.volumes.iter().flatten().enumerate() {
-            let path = FieldPath::of(&["spec", "volumes"]).index(index).key("name");
+    fn volumes<'s>(&mut self, spec: &'s PodSpec) -> HashSet<&'s str> {
+        let volumes = spec.volumes.as_deref().unwrap_or_default();
+        let path = FieldPath::of(&["spec", "volumes"]);
+        let declared: HashSet<&str> = volumes.iter().map(|v| v.name.as_str()).collect();
+        if !self.at_most(&path, volumes.len(), MAX_VOLUMES, "volumes") {
+            return declared;
+        }
+        let mut seen = HashSet::new();
+        for (index, volume) in volumes.iter().enumerate() {
+            let name_path = path.index(index).key("name");
             if let Some(reason) = label_problem(&volume.name) {
-                self.fail(&path, reason);
-            } else if declared.contains(&volume.name.as_str()) {
-                self.fail(&path, format!("duplicate volume name \"{}\"", volume.name));
+                self.fail(&name_path, reason);
+            } else if !seen.insert(volume.name.as_str()) {
+                self.fail(
+                    &name_path,
+                    format!("duplicate volume name \"{}\"", volume.name),
+                );
             }
-            declared.push(&volume.name);
+            self.volume_quantities(volume, &path.index(index));
         }
         declared
     }
 
-    fn container(&mut self, container: &Container, path: &FieldPath, init: bool, volumes: &[&str]) {
+    fn container(
+        &mut self,
+        container: &Container,
+        path: &FieldPath,
+        init: bool,
+        volumes: &HashSet<&str>,
+    ) {
         match container.image.as_deref() {
             None | Some("") => {
                 self.fail(&path.key("image"), "required: a container needs an image")
@@ -185,24 +211,23 @@ impl Checks<'_, '_> {
                 self.fail(&policy_path, format!("unsupported value \"{policy}\": an init container may only set \"Always\" (a sidecar)"));
             }
         }
-        for (index, port) in container.ports.iter().flatten().enumerate() {
-            self.port(port, &path.key("ports").index(index));
-        }
-        for (index, mount) in container.volume_mounts.iter().flatten().enumerate() {
-            let mount_path = path.key("volumeMounts").index(index);
-            if !volumes.contains(&mount.name.as_str()) {
-                self.fail(
-                    &mount_path.key("name"),
-                    format!("volume \"{}\" is not declared in spec.volumes", mount.name),
-                );
-            }
-            if mount.mount_path.is_empty() {
-                self.fail(
-                    &mount_path.key("mountPath"),
-                    "required: a mount needs a path",
-                );
+        let env = container.env.as_deref().unwrap_or_default();
+        self.at_most(
+            &path.key("env"),
+            env.len(),
+            MAX_ENV,
+            "environment variables",
+        );
+        let ports = container.ports.as_deref().unwrap_or_default();
+        if self.at_most(&path.key("ports"), ports.len(), MAX_PORTS, "ports") {
+            for (index, port) in ports.iter().enumerate() {
+                self.port(port, &path.key("ports").index(index));
             }
         }
+        if let Some(resources) = &container.resources {
+            self.resources(resources, &path.key("resources"));
+        }
+        self.mounts(container, path, volumes);
         for (key, probe) in [
             ("livenessProbe", &container.liveness_probe),
             ("readinessProbe", &container.readiness_probe),
@@ -310,8 +335,9 @@ mod tests {
 
     const FILE: &str = "/m/web.yaml";
 
-    fn problems(text: &str) -> Vec<(usize, String, String)> {
-        let manifest = Manifest { file: FILE, text };
+    /// Every problem with the manifest `text`, as (line, field, reason).
+    pub(super) fn problems(text: &str) -> Vec<(usize, String, String)> {
+        let manifest = Manifest::new(FILE, text);
         let pod = parse(&manifest).unwrap();
         validate(&pod, &manifest, Origin::StaticPod { node: "node-a" })
             .into_iter()
@@ -550,5 +576,65 @@ spec:
         let (line, _, reason) = one(&text);
         assert_eq!(line, 4);
         assert!(reason.starts_with("with the node name suffix"), "{reason}");
+    }
+
+    /// A pod with `count` items of what `item` writes under each container's `key`.
+    fn many(key: &str, item: &str, count: usize) -> String {
+        let mut text = String::from(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: a\n    image: busybox\n",
+        );
+        text.push_str(&format!("    {key}:\n"));
+        for n in 0..count {
+            text.push_str(&item.replace("{n}", &n.to_string()));
+        }
+        text
+    }
+
+    #[test]
+    fn container_lists_are_bounded() {
+        for (key, item, max) in [
+            ("env", "    - name: V{n}\n", MAX_ENV),
+            ("ports", "    - containerPort: 80\n", MAX_PORTS),
+        ] {
+            assert!(problems(&many(key, item, max)).is_empty(), "{key}");
+            assert_eq!(
+                problems(&many(key, item, max + 1)),
+                [(
+                    9,
+                    format!("spec.containers[0].{key}"),
+                    format!(
+                        "{} {}, more than the {max} sergeant accepts",
+                        max + 1,
+                        if key == "env" {
+                            "environment variables"
+                        } else {
+                            "ports"
+                        }
+                    )
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn containers_and_volumes_are_bounded() {
+        let mut text = String::from(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n",
+        );
+        for n in 0..=MAX_CONTAINERS {
+            text.push_str(&format!("  - {{name: c{n}, image: busybox}}\n"));
+        }
+        text.push_str("  volumes:\n");
+        for n in 0..=MAX_VOLUMES {
+            text.push_str(&format!("  - {{name: v{n}, emptyDir: {{}}}}\n"));
+        }
+        let found = problems(&text);
+        let fields: Vec<(usize, &str)> = found.iter().map(|p| (p.0, p.1.as_str())).collect();
+        assert_eq!(
+            fields,
+            [(6, "spec.containers"), (2056, "spec.volumes")],
+            "{found:?}"
+        );
+        assert!(found[0].2.starts_with("2049 containers"), "{found:?}");
     }
 }
