@@ -11,15 +11,17 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::FutureExt;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use sergeant_actors::pod::labels;
 use sergeant_actors::pod::spec::{
-    container_config, container_hash, ensure_pod_cgroup, pod_cgroup_parent,
-    prepare_container_log_dir, prepare_termination_log, qos_class, remove_pod_cgroup,
-    sandbox_config, ContainerKind, NodeContext, PodObjects, QosClass,
+    container_config, ensure_pod_cgroup, pod_cgroup_parent, prepare_container_log_dir,
+    prepare_termination_log, qos_class, remove_pod_cgroup, sandbox_config, NodeContext, PodObjects,
+    QosClass,
 };
 use sergeant_actors::pod::volumes::{setup_volumes, teardown_pod_dir, VolumePlan};
 use sergeant_config::Endpoint;
 use sergeant_config::{FlagOverrides, NodeConfig};
+use sergeant_core::hash::container_hash;
+use sergeant_core::kind::ContainerKind;
+use sergeant_core::labels;
 use sergeant_messages::pods::core::{
     Container, EmptyDirVolumeSource, EnvVar, Pod, PodSpec, ResourceRequirements, Volume,
     VolumeMount,

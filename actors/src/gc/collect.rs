@@ -11,10 +11,10 @@ use sergeant_messages::runtime_error::RuntimeError;
 
 use super::log_dirs;
 use super::plan::{plan, Existing, Policy, Removal, RuntimeObjects};
-use crate::pod::labels;
 use crate::pod_manager::{ExistingPods, PodManager};
 use crate::runtime::RuntimePort;
 use crate::supervisor::{ChildRef, SendError};
+use sergeant_core::labels;
 
 /// Counter of dead containers removed.
 pub const CONTAINERS_METRIC: &str = "sergeant_containers_garbage_collected_total";

@@ -11,7 +11,7 @@ use std::io;
 use std::path::Path;
 
 use super::plan::RuntimeObjects;
-use crate::pod::labels;
+use sergeant_core::labels;
 
 /// The pod UID a log directory name ends with; `None` for a name not shaped
 /// `<namespace>_<name>_<uid>`.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use sergeant_config::sergeant::GarbageCollection;
 use sergeant_messages::runtime::cri;
 
-use crate::pod::labels;
+use sergeant_core::labels;
 
 /// The limits a pass applies, from `garbageCollection` of the configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use sergeant_config::sergeant::GarbageCollection;
 use sergeant_messages::runtime::cri;
 
 use super::{plan, Existing, Plan, Policy, RuntimeObjects};
-use crate::pod::labels;
+use sergeant_core::labels;
 
 const NODE: &str = "node-a";
 const RUNNING: cri::ContainerState = cri::ContainerState::ContainerRunning;

@@ -10,8 +10,8 @@ use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::rotate::{self, Checked, Policy, RotateError};
-use crate::pod::labels;
 use crate::runtime::RuntimePort;
+use sergeant_core::labels;
 
 /// Counts log rotations that completed (the runtime reopened the log).
 pub(super) const ROTATIONS: &str = "sergeant_container_log_rotations_total";

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use sergeant_messages::pods::{LifecycleEvent, LifecycleEventKind};
 use sergeant_messages::runtime::cri;
 
-use crate::pod::labels;
+use sergeant_core::labels;
 
 /// The state PLEG remembers of one runtime object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

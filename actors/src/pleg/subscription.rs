@@ -7,7 +7,7 @@ use std::time::Duration;
 use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
-use crate::pod::labels;
+use sergeant_core::labels;
 
 /// How often the runtime is relisted without an event stream (upstream's default).
 pub const RELIST_PERIOD: Duration = Duration::from_secs(1);

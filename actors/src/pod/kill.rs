@@ -9,11 +9,12 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::runtime::cri;
 
 use super::hooks;
-use super::labels;
-use super::observe::{observe, ObservedContainer, PodRuntime};
+use super::observe::observe;
 use super::spec::{self, NodeContext};
 use crate::events::{container_event, reason, EventType};
 use crate::runtime::RuntimePort;
+use sergeant_core::labels;
+use sergeant_core::runtime::{ObservedContainer, PodRuntime};
 
 /// The extra time upstream gives a preStop hook still running when the grace period ends.
 const PRE_STOP_EXTENSION: Duration = Duration::from_secs(2);

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 
 use sergeant_messages::runtime_error::RuntimeError;
 
-use super::observe::{observe, refresh, PodRuntime};
+use super::observe::{observe, refresh};
 use super::status::Waiting;
 use crate::runtime::RuntimePort;
+use sergeant_core::runtime::PodRuntime;
 
 /// What a sync's reconcile did to the pod's runtime objects, which decides how the look after
 /// it is taken ([`look_after`]).

@@ -1,18 +1,16 @@
 //! One pod on this node: its actor ([`worker`]) and the level-triggered sync it runs
 //! ([`sync`]: it looks at the runtime with [`observe`], again after its changes as `look`
 //! decides, starts containers with [`start`] (pulling with the pod's [`credentials`]), stops
-//! them with [`kill`], runs [`hooks`], paces restarts with [`backoff`], and places its file
-//! work with [`file_work`]); how its spec becomes runtime objects ([`spec`], [`volumes`]); how
-//! its status is computed from what the runtime shows ([`status`], [`report`]); and the labels
-//! that tie runtime objects back to it ([`labels`]).
+//! them with [`kill`], runs [`hooks`], and places its file work with [`file_work`]); how its
+//! spec becomes runtime objects ([`spec`], [`volumes`]); and how its status is computed from
+//! what the runtime shows ([`status`], [`report`]). The pure parts it shares with the rest of
+//! the agent (labels, back-off, container kinds, the runtime view) live in `sergeant_core`.
 
-pub mod backoff;
 pub mod credentials;
 pub mod file_work;
 pub mod hooks;
 pub mod http_get;
 pub mod kill;
-pub mod labels;
 mod look;
 pub mod observe;
 pub mod probe;

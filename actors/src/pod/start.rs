@@ -8,16 +8,17 @@ use std::time::Instant;
 use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
 
-use super::backoff::{Backoff, BackoffPolicy};
 use super::credentials;
 use super::file_work::run_file_work;
 use super::hooks;
-use super::spec::{self, ContainerKind, NodeContext};
+use super::spec::{self, NodeContext};
 use super::status::Waiting;
 use super::volumes::{self, SubPathMount, VolumePlan};
 use crate::events::EventType::{Normal, Warning};
 use crate::events::{container_event, go_millis, reason};
 use crate::runtime::RuntimePort;
+use sergeant_core::backoff::{Backoff, BackoffPolicy};
+use sergeant_core::kind::ContainerKind;
 
 /// Image pull back-off, as upstream: 10 s doubling to 300 s.
 const PULL_BACKOFF: BackoffPolicy = BackoffPolicy {

@@ -10,18 +10,22 @@ use std::time::{Duration, Instant};
 use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
 
-use super::backoff::{Backoff, BackoffPolicy};
 use super::file_work::run_file_work;
 use super::kill::{self, kill_container};
 use super::look::{look_after, Progress, RuntimeChanges};
-use super::observe::{observe, ObservedContainer, PodRuntime};
-use super::spec::{self, ContainerKind, NodeContext, PodObjects};
+use super::observe::observe;
+use super::spec::{self, NodeContext, PodObjects};
 use super::start::{start_container, StartRequest};
 use super::status::{sandbox_ips, Waiting};
 use super::termination::read_messages;
 use super::volumes::{self, Payload, VolumeError, VolumePlan};
 use crate::api::{fetch_pod_objects, TokenCache};
 use crate::runtime::RuntimePort;
+use sergeant_core::backoff::{Backoff, BackoffPolicy};
+use sergeant_core::hash::container_hash;
+use sergeant_core::kind::ContainerKind;
+use sergeant_core::runtime::{ObservedContainer, PodRuntime};
+use sergeant_core::time::go_duration;
 
 /// Everything one sync needs; the pod actor hands it over and gets a [`SyncOutcome`] back.
 pub struct SyncInput {
@@ -367,7 +371,7 @@ async fn start_sandbox(
 fn definition_changed(running: &ObservedContainer, spec: &Container) -> bool {
     running
         .spec_hash()
-        .is_some_and(|hash| hash != spec::container_hash(spec))
+        .is_some_and(|hash| hash != container_hash(spec))
 }
 
 /// Replaces a running container whose definition changed, as upstream does whatever the
@@ -488,20 +492,10 @@ fn pod_name(pod: &Pod) -> String {
     )
 }
 
-/// Formats a duration as Go does for whole seconds and minutes (`10s`, `5m0s`).
-fn go_duration(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    if secs >= 60 {
-        format!("{}m{}s", secs / 60, secs % 60)
-    } else {
-        format!("{secs}s")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pod::labels;
+    use sergeant_core::labels;
 
     fn observed(hash: Option<String>) -> ObservedContainer {
         ObservedContainer {
@@ -525,7 +519,7 @@ mod tests {
         };
         let mut updated = spec.clone();
         updated.image = Some("app:2".to_owned());
-        let running = observed(Some(spec::container_hash(&spec)));
+        let running = observed(Some(container_hash(&spec)));
         assert!(!definition_changed(&running, &spec));
         assert!(definition_changed(&running, &updated));
         assert!(!definition_changed(&observed(None), &updated));

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use sergeant_messages::runtime::cri;
 
-use super::labels;
-use super::observe::PodRuntime;
+use sergeant_core::labels;
+use sergeant_core::runtime::PodRuntime;
 
 /// The most of a message kept, as upstream (4 KiB per container).
 const MAX_MESSAGE_BYTES: u64 = 4096;
@@ -84,7 +84,7 @@ fn log_tail(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pod::observe::ObservedContainer;
+    use sergeant_core::runtime::ObservedContainer;
 
     #[test]
     fn only_an_exited_container_has_its_message_read() {

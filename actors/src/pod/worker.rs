@@ -14,7 +14,6 @@ use futures::FutureExt;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::PodKey;
 
-use super::backoff::{Backoff, BackoffPolicy};
 use super::kill::{kill_container, kill_pod, pod_grace, stop_pod};
 use super::probe::{ProbeDeps, ProbeKind, ProbeResult, ProbeSet};
 use super::report;
@@ -26,6 +25,7 @@ use crate::events::EventSink;
 use crate::failpoint;
 use crate::pod_manager::{PodManager, PodReport, PodTerminated};
 use crate::runtime::{time_in_runtime, RuntimePort};
+use sergeant_core::backoff::{Backoff, BackoffPolicy};
 
 /// A sync happens at least this often even when nothing triggers one.
 const RESYNC_PERIOD: Duration = Duration::from_secs(10);

@@ -17,8 +17,6 @@ use crate::config_feed::ConfigState;
 use crate::events::EventSink;
 use crate::failpoint;
 use crate::mirror::is_static_pod;
-use crate::pod::backoff::BackoffPolicy;
-use crate::pod::labels;
 use crate::pod::report;
 use crate::pod::spec::NodeContext;
 use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, UpdatePod, WorkerDeps};
@@ -26,6 +24,8 @@ use crate::runtime::RuntimePort;
 use crate::sources::api_pod::is_api_pod;
 use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
 use crate::supervisor::{spawn_actor, ChildEnv, ChildRef, JoinOutcome, Running};
+use sergeant_core::backoff::BackoffPolicy;
+use sergeant_core::labels;
 
 /// Delay before a crashed pod actor is started again.
 const WORKER_RESTART_DELAY: Duration = Duration::from_secs(1);

@@ -13,9 +13,9 @@ use sergeant_messages::runtime::cri;
 use super::settings::ProbeKind;
 use super::worker::{ProbeResult, ProbeWorker, ProbedContainer};
 use crate::events::PodEvents;
-use crate::pod::observe::PodRuntime;
 use crate::runtime::RuntimePort;
 use crate::supervisor::{spawn_actor, Running};
+use sergeant_core::runtime::PodRuntime;
 
 /// A running worker and the instance it probes; dropping it stops the worker.
 struct Entry {

@@ -11,7 +11,6 @@ use sergeant_messages::runtime::cri::{
 use super::env::{container_env, EnvSources};
 use super::error::SpecError;
 use super::expand::expand;
-use super::hash::container_hash;
 use super::hosts::managed_hosts_path;
 use super::identity::PodIdentity;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
@@ -22,34 +21,13 @@ use super::quantity::container_amounts;
 use super::resources::linux_resources;
 use super::sandbox::identity_labels;
 use super::security::container_security;
-use crate::pod::labels;
 use crate::pod::volumes::{SubPathMount, VolumePlan};
+use sergeant_core::hash::container_hash;
+use sergeant_core::kind::ContainerKind;
+use sergeant_core::labels;
 
 /// The grace period of a pod that names none, in seconds.
 const DEFAULT_GRACE_PERIOD_SECONDS: i64 = 30;
-
-/// Which part of a pod's life a container belongs to. It is recorded on the runtime container
-/// so a restarted agent knows how to treat the containers it finds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ContainerKind {
-    /// An init container: runs to completion, in order, before the others.
-    Init,
-    /// An init container with `restartPolicy: Always`: runs beside the regular containers.
-    Sidecar,
-    /// A regular container of `spec.containers`.
-    Regular,
-}
-
-impl ContainerKind {
-    /// The value of the [`labels::CONTAINER_KIND`] annotation.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContainerKind::Init => "init",
-            ContainerKind::Sidecar => "sidecar",
-            ContainerKind::Regular => "regular",
-        }
-    }
-}
 
 /// What creating one container needs: its runtime configuration, and the subPath mounts the
 /// node must bind before the runtime sees it (the configuration mounts their mount points).

@@ -16,7 +16,6 @@ mod env;
 mod env_refs;
 mod error;
 mod expand;
-mod hash;
 mod hosts;
 mod identity;
 mod logs;
@@ -34,9 +33,8 @@ mod security;
 pub(crate) mod test_pods;
 
 pub use cgroup::{ensure_pod_cgroup, pod_cgroup_parent, remove_pod_cgroup};
-pub use container::{container_config, ContainerKind, ContainerSetup};
+pub use container::{container_config, ContainerSetup};
 pub use error::SpecError;
-pub use hash::container_hash;
 pub use hosts::{prepare_hosts_file, HOSTS_FILE};
 pub use logs::prepare_container_log_dir;
 pub use mounts::prepare_termination_log;

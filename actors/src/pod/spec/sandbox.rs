@@ -16,7 +16,7 @@ use super::hosts::pod_hostname;
 use super::identity::{all_containers, PodIdentity};
 use super::logs::pod_log_dir;
 use super::node::NodeContext;
-use crate::pod::labels;
+use sergeant_core::labels;
 
 /// The sandbox configuration of `pod` for its `attempt`-th sandbox (0 for the first). Reads
 /// the node's resolv.conf when the DNS policy needs it: blocking I/O, run it through

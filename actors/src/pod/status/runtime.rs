@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use sergeant_messages::runtime::cri;
 
-use crate::pod::labels;
+use sergeant_core::labels;
 
 /// The attempts of one container the runtime knows, newest first.
 #[derive(Debug)]

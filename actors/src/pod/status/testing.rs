@@ -6,7 +6,7 @@ use sergeant_messages::pods::core::{Container, ContainerStatus, Pod, PodSpec, Po
 use sergeant_messages::runtime::cri;
 
 use super::{Knowledge, Observed};
-use crate::pod::labels;
+use sergeant_core::labels;
 
 /// An API time `secs` seconds after the epoch.
 pub(super) fn at(secs: i64) -> Time {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use sergeant_messages::runtime::cri;
 
-use crate::pod::labels;
+use sergeant_core::labels;
 
 /// The label selector of node `node`'s runtime objects.
 #[must_use]

@@ -2,11 +2,11 @@
 //! from the runtime's sandboxes and running containers (not from the pod specs), as upstream.
 
 use super::node_runtime::{ready_sandboxes, running_containers};
-use crate::pod::labels;
 use crate::server::ServerDeps;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json, Response};
+use sergeant_core::labels;
 
 /// The handler.
 pub async fn running_pods(State(deps): State<ServerDeps>) -> Response {

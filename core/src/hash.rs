@@ -1,7 +1,7 @@
 //! `container_hash`: a fingerprint of a container's spec, kept on the runtime container so a
 //! changed spec is noticed (and the container replaced) even across agent restarts.
 
-use sergeant_messages::pods::core::Container;
+use k8s_openapi::api::core::v1::Container;
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -9,6 +9,7 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 /// 16 hex digits of the 64-bit FNV-1a hash of the container's JSON. The JSON form of a
 /// container is deterministic (fields in declaration order, maps sorted) and FNV-1a is fixed
 /// by its definition, so the same spec gives the same hash in every build of the agent.
+#[must_use]
 pub fn container_hash(container: &Container) -> String {
     let json = serde_json::to_vec(container).unwrap_or_default();
     let hash = json.iter().fold(FNV_OFFSET, |hash, byte| {

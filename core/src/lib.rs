@@ -1,0 +1,17 @@
+//! sergeant's pure kubelet logic: what to do with a pod, decided from what is wanted and what
+//! the runtime shows, with no actors, no runtime calls and no I/O.
+//!
+//! Entry point: [`plan::plan`], upstream's computePodActions in sergeant's terms — from a pod,
+//! the runtime's view of it ([`runtime::PodRuntime`]), the container back-offs
+//! ([`backoff::Backoff`]) and the probe verdicts, the [`plan::PodActions`] a pod actor then
+//! executes. Around it: the container kinds and their start order ([`kind`]), the spec hash that
+//! tells a changed container ([`hash`]), and the labels that tie runtime objects to pods
+//! ([`labels`]).
+
+pub mod backoff;
+pub mod hash;
+pub mod kind;
+pub mod labels;
+pub mod plan;
+pub mod runtime;
+pub mod time;
