@@ -4,10 +4,10 @@
 use std::rc::Rc;
 
 use sergeant_actors::runtime::{AdapterFactory, AdapterSpec, StartedAdapter};
-use sergeant_actors::supervisor::{spawn_actor, spawn_actor_on_thread};
 use sergeant_config::sergeant::RuntimeAdapterKind;
 use sergeant_runtime_adapters::cri::{CriAdapter, CriClient, CriClientConfig};
 use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
+use sergeant_supervisor::{spawn_actor, spawn_actor_on_thread};
 
 /// Starts a CRI or fake adapter as the spec says.
 pub fn factory() -> AdapterFactory {

@@ -12,9 +12,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Parser;
 use sergeant_actors::api::client_from_kubeconfig;
-use sergeant_actors::supervisor::{metrics, start_root, RestartPolicy, RootExit};
 use sergeant_actors::{config_feed, tree};
 use sergeant_config::NodeConfig;
+use sergeant_supervisor::{metrics, start_root, RestartPolicy, RootExit};
 use tokio::signal::unix::{signal, SignalKind};
 
 /// Exit code for a configuration that cannot be used.

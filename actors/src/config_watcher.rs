@@ -15,8 +15,9 @@ use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, Wrap
 use sergeant_config::{diff, Apply, FlagOverrides, NodeConfig, Owner};
 
 use crate::config_feed::{ConfigFeed, ReloadFailure, ReloadRecord};
-use crate::failpoint;
-use crate::supervisor::{rfc3339, ChildEnv};
+use sergeant_core::time::rfc3339_millis;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::ChildEnv;
 
 /// Applies a new log verbosity; provided by `main`, which owns the log subscriber.
 pub type VerbosityControl = Arc<dyn Fn(u32) -> Result<(), String> + Send + Sync>;
@@ -114,7 +115,7 @@ impl ConfigWatcher {
             }
             state.restart_required = restart_required;
             state.last_reload = Some(ReloadRecord {
-                at: rfc3339(SystemTime::now()),
+                at: rfc3339_millis(SystemTime::now()),
                 changes: changes.changes,
             });
             state.last_error = None;
@@ -128,7 +129,7 @@ impl ConfigWatcher {
         metrics::counter!("sergeant_config_reload_failures_total").increment(1);
         self.feed.send_modify(|state| {
             state.last_error = Some(ReloadFailure {
-                at: rfc3339(SystemTime::now()),
+                at: rfc3339_millis(SystemTime::now()),
                 message,
             });
         });

@@ -1,15 +1,15 @@
-//! sergeant's actors: the supervision framework and the kubelet's own actors.
+//! sergeant's actors: the kubelet's long-lived parts, each executing what `sergeant_core`
+//! decides.
 //!
 //! Entry point: [`tree::build`] declares the whole supervision tree of ARCHITECTURE.md, and
-//! [`supervisor::start_root`] starts it. Everything long-lived runs as an actor under a
-//! [`supervisor::Supervisor`].
+//! `sergeant_supervisor::start_root` starts it. Everything long-lived runs as an actor under a
+//! `sergeant_supervisor::Supervisor`.
 
 pub mod allocatable;
 pub mod api;
 pub mod config_feed;
 pub mod config_watcher;
 pub mod events;
-pub mod failpoint;
 pub mod gc;
 pub mod logs;
 pub mod mirror;
@@ -22,5 +22,4 @@ pub mod runtime;
 pub mod server;
 pub mod sources;
 pub mod status_manager;
-pub mod supervisor;
 pub mod tree;

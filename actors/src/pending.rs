@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use actix::{Actor, AsyncContext, Context};
 
-use crate::failpoint;
-use crate::supervisor::ChildEnv;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::ChildEnv;
 
 /// How often a pending role evaluates its failpoint.
 const HEARTBEAT: Duration = Duration::from_millis(250);

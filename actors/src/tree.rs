@@ -29,7 +29,7 @@ use crate::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort};
 use crate::server::{Server, ServerDeps};
 use crate::sources::{api_child_spec, StaticPodSource};
 use crate::status_manager::{self, StatusManager};
-use crate::supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor};
+use sergeant_supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor};
 
 /// Everything the tree is built from; `main` assembles it.
 pub struct TreeDeps {
@@ -60,7 +60,7 @@ fn pending(name: &'static str, missing: &'static str) -> ChildSpec {
     })
 }
 
-/// Declares the whole tree; start it with [`crate::supervisor::start_root`].
+/// Declares the whole tree; start it with [`sergeant_supervisor::start_root`].
 #[must_use]
 pub fn build(deps: TreeDeps) -> ChildSpec {
     let policy = deps.policy;

@@ -10,13 +10,13 @@ use actix::{Actor, Context, Handler, ResponseFuture};
 use futures::future::join_all;
 use sergeant_actors::config_feed;
 use sergeant_actors::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort, StartedAdapter};
-use sergeant_actors::supervisor::{spawn_actor, start_root, ChildSpec, RestartPolicy, Slot};
 use sergeant_config::{FlagOverrides, NodeConfig};
 use sergeant_messages::runtime::{
     cri, RuntimeCall, RuntimeHealth, RuntimeRequest, RuntimeResponse,
 };
 use sergeant_messages::runtime_error::RuntimeError;
 use sergeant_messages::supervision::Strategy;
+use sergeant_supervisor::{spawn_actor, start_root, ChildSpec, RestartPolicy, Slot};
 use tokio::sync::watch;
 
 /// Counts concurrent pulls: `now` in flight, `max` ever.

@@ -9,9 +9,9 @@ use std::time::Duration;
 use actix::Actor;
 use sergeant_actors::config_feed::{feed, ConfigFeed};
 use sergeant_actors::sources::StaticPodSource;
-use sergeant_actors::supervisor::ChildEnv;
 use sergeant_config::{FlagOverrides, NodeConfig};
 use sergeant_messages::pods::{PodSource, SourceSnapshot};
+use sergeant_supervisor::ChildEnv;
 use tokio::sync::watch;
 
 /// How long a change may take to show up (the source promises about a second).

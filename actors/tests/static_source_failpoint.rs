@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use actix::Actor;
 use sergeant_actors::config_feed::feed;
 use sergeant_actors::sources::StaticPodSource;
-use sergeant_actors::supervisor::ChildEnv;
 use sergeant_config::{FlagOverrides, NodeConfig};
 use sergeant_messages::pods::{PodSource, SourceSnapshot};
+use sergeant_supervisor::ChildEnv;
 use tokio::sync::watch;
 
 #[test]

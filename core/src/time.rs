@@ -1,6 +1,8 @@
-//! Times as the kubelet writes them: Go's duration format in messages.
+//! Times as the kubelet writes them: Go's duration format in messages, RFC 3339 in records.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::jiff::Timestamp;
 
 /// Formats a duration as Go does for whole seconds and minutes (`10s`, `5m0s`), as upstream's
 /// back-off messages show them.
@@ -14,9 +16,36 @@ pub fn go_duration(duration: Duration) -> String {
     }
 }
 
+/// Formats a wall-clock time as RFC 3339 in UTC with millisecond precision
+/// (`2023-11-14T22:13:20.123Z`), as sergeant's own records (failures, reloads) show times.
+#[must_use]
+pub fn rfc3339_millis(time: SystemTime) -> String {
+    let nanos = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    i128::try_from(nanos)
+        .ok()
+        .and_then(|nanos| Timestamp::from_nanosecond(nanos).ok())
+        .unwrap_or(Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_millis_formats_known_instants() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        assert_eq!(rfc3339_millis(t), "2023-11-14T22:13:20.123Z");
+        assert_eq!(
+            rfc3339_millis(SystemTime::UNIX_EPOCH),
+            "1970-01-01T00:00:00.000Z"
+        );
+        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(rfc3339_millis(leap), "2000-02-29T00:00:00.000Z");
+    }
 
     #[test]
     fn durations_read_as_go_prints_them() {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use kube::core::Status;
 
 use super::backoff::RetryBackoff;
-use crate::failpoint::{self, InjectedFault};
+use sergeant_supervisor::failpoint::{self, InjectedFault};
 
 /// How long a Forbidden answer is taken as the authorizer catching up. The graph usually
 /// catches up within milliseconds; seconds cover a busy API server.

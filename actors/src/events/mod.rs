@@ -27,7 +27,7 @@ pub use sink::{channel, EventSink, PodEvents};
 
 use kube::Client;
 
-use crate::supervisor::{ChildSpec, Slot};
+use sergeant_supervisor::{ChildSpec, Slot};
 
 /// The counter of events by result.
 const EVENTS_TOTAL: &str = "sergeant_events_total";

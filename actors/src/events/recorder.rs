@@ -15,8 +15,8 @@ use super::inbox::Inbox;
 use super::record::Record;
 use super::write::{create, event, patch_repeat, EventWriteError, NewEvent};
 use super::EVENTS_TOTAL;
-use crate::failpoint;
-use crate::supervisor::ChildEnv;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::ChildEnv;
 
 /// Writes the events of the node's pods to the API server.
 pub struct EventRecorder {

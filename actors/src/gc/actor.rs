@@ -15,11 +15,11 @@ use super::collect::{
 };
 use super::plan::Policy;
 use crate::config_feed::{self, ConfigState};
-use crate::failpoint;
 use crate::pod::spec::NodeContext;
 use crate::pod_manager::PodManager;
 use crate::runtime::RuntimePort;
-use crate::supervisor::{ChildEnv, ChildRef, ChildSpec, Slot};
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::{ChildEnv, ChildRef, ChildSpec, Slot};
 
 /// The failpoint evaluated at the start of every pass.
 const FAILPOINT: &str = "gc::tick";

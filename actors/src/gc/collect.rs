@@ -13,8 +13,8 @@ use super::log_dirs;
 use super::plan::{plan, Existing, Policy, Removal, RuntimeObjects};
 use crate::pod_manager::{ExistingPods, PodManager};
 use crate::runtime::RuntimePort;
-use crate::supervisor::{ChildRef, SendError};
 use sergeant_core::labels;
+use sergeant_supervisor::{ChildRef, SendError};
 
 /// Counter of dead containers removed.
 pub const CONTAINERS_METRIC: &str = "sergeant_containers_garbage_collected_total";

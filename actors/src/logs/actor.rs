@@ -11,9 +11,9 @@ use tokio::sync::watch;
 use super::pass::{self, FAILURES, ROTATIONS};
 use super::rotate::Policy;
 use crate::config_feed::{self, ConfigState};
-use crate::failpoint;
 use crate::runtime::RuntimePort;
-use crate::supervisor::ChildEnv;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::ChildEnv;
 
 /// The parts of the configuration rotation follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,8 +21,8 @@ use super::store::{MirrorStore, Written};
 use super::write::{create, delete, node_uid, MirrorError};
 use super::MirrorView;
 use crate::api::{node_pods, PodWatchItem, RetryBackoff};
-use crate::failpoint;
-use crate::supervisor::ChildEnv;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::ChildEnv;
 
 /// How often the mirror pods are checked even when nothing changed (a failed write is retried
 /// then).

@@ -23,7 +23,7 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::SourceSnapshot;
 use tokio::sync::watch;
 
-use crate::supervisor::{ChildSpec, Slot};
+use sergeant_supervisor::{ChildSpec, Slot};
 
 /// The mirror pods in the API server, by the hash (UID) of their static pod.
 pub type MirrorView = BTreeMap<String, Arc<Pod>>;

@@ -21,9 +21,9 @@ use super::machine::{self, MachineFacts};
 use super::retry::Retry;
 use super::sync::{self, Action, Outcome, Round};
 use crate::config_feed::ConfigState;
-use crate::failpoint;
 use crate::runtime::RuntimePort;
-use crate::supervisor::ChildEnv;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::ChildEnv;
 
 /// The failpoint evaluated at every status round (and every second when standalone).
 const FAILPOINT: &str = "node-status::tick";

@@ -24,7 +24,7 @@ pub use error::ApiCallError;
 use tokio::sync::watch;
 
 use crate::config_feed::ConfigState;
-use crate::supervisor::{ChildSpec, Slot};
+use sergeant_supervisor::{ChildSpec, Slot};
 
 /// The `node-status` worker: managed when `managed` is given (`--kubeconfig`), otherwise a
 /// standalone placeholder that says there is no API server.

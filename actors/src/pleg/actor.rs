@@ -13,11 +13,11 @@ use tokio::sync::watch;
 
 use super::diff::RuntimeView;
 use super::subscription::{Subscription, RELIST_PERIOD};
-use crate::failpoint;
 use crate::pod_manager::PodManager;
 use crate::runtime::RuntimePort;
-use crate::supervisor::{ChildEnv, ChildRef};
 use sergeant_core::labels;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::{ChildEnv, ChildRef};
 
 /// How often the PLEG looks whether a relist is due; in evented mode, each look also shows
 /// the PLEG alive to `/healthz`, as upstream's evented PLEG does between relists.

@@ -22,10 +22,10 @@ use super::status::{api_time, Knowledge};
 use super::sync::{sync, SyncInput, SyncOutcome};
 use crate::api::TokenCache;
 use crate::events::EventSink;
-use crate::failpoint;
 use crate::pod_manager::{PodManager, PodReport, PodTerminated};
 use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
+use sergeant_supervisor::failpoint;
 
 /// A sync happens at least this often even when nothing triggers one.
 const RESYNC_PERIOD: Duration = Duration::from_secs(10);

@@ -15,7 +15,6 @@ use super::update::changed;
 use crate::allocatable::NodeResources;
 use crate::config_feed::ConfigState;
 use crate::events::EventSink;
-use crate::failpoint;
 use crate::mirror::is_static_pod;
 use crate::pod::report;
 use crate::pod::spec::NodeContext;
@@ -23,9 +22,10 @@ use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, UpdatePod, WorkerDeps
 use crate::runtime::RuntimePort;
 use crate::sources::api_pod::is_api_pod;
 use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
-use crate::supervisor::{spawn_actor, ChildEnv, ChildRef, JoinOutcome, Running};
 use sergeant_core::backoff::BackoffPolicy;
 use sergeant_core::labels;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::{spawn_actor, ChildEnv, ChildRef, JoinOutcome, Running};
 
 /// Delay before a crashed pod actor is started again.
 const WORKER_RESTART_DELAY: Duration = Duration::from_secs(1);

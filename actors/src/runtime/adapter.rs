@@ -33,8 +33,8 @@ use tokio::sync::{watch, Semaphore};
 use super::health;
 use super::spec::AdapterSpec;
 use crate::config_feed::ConfigState;
-use crate::failpoint;
-use crate::supervisor::{ChildEnv, JoinOutcome, Running};
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::{ChildEnv, JoinOutcome, Running};
 
 /// An adapter started by the factory: where to send calls, and its handle.
 pub struct StartedAdapter {

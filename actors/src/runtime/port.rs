@@ -11,7 +11,7 @@ use sergeant_messages::runtime_error::RuntimeError;
 
 use super::adapter::RuntimeAdapter;
 use super::runtime_time::InFlight;
-use crate::supervisor::ChildRef;
+use sergeant_supervisor::ChildRef;
 
 /// Where a port's calls go.
 #[derive(Clone)]

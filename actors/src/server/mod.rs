@@ -22,10 +22,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::config_feed::ConfigState;
-use crate::failpoint;
 use crate::pod_manager::PodManager;
-use crate::supervisor::{ChildEnv, ChildRef, Supervisor};
 use sergeant_messages::pods::SourceSnapshot;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::{ChildEnv, ChildRef, Supervisor};
 
 pub use routes::Endpoints;
 use secure::TlsSettings;

@@ -11,8 +11,8 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::SourceSnapshot;
 use sergeant_messages::supervision::{GetTree, TreeNode};
 
-use crate::failpoint;
 use crate::pod_manager::ListPods;
+use sergeant_supervisor::failpoint;
 
 use super::api;
 use super::exposition::families_with_prefix;

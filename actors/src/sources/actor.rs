@@ -17,8 +17,8 @@ use tokio::sync::watch;
 
 use super::file::{Scan, ScanError, Scanner};
 use crate::config_feed::{self, ConfigState};
-use crate::failpoint;
-use crate::supervisor::ChildEnv;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::ChildEnv;
 
 /// The longest a change in the directory waits to be seen, whatever `fileCheckFrequency` says.
 const MAX_INTERVAL: Duration = Duration::from_secs(1);

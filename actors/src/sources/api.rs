@@ -12,8 +12,8 @@ use tokio::sync::watch;
 
 use super::api_store::ApiStore;
 use crate::api::{node_pods, PodWatchItem};
-use crate::failpoint;
-use crate::supervisor::{ChildEnv, ChildSpec, Slot};
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::{ChildEnv, ChildSpec, Slot};
 
 const METRIC: &str = "sergeant_api_pods";
 

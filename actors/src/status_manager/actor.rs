@@ -17,9 +17,9 @@ use super::entry::{Next, PodEntry};
 use super::merge::merged;
 use super::slots::WriteSlots;
 use super::write::{delete_pod, patch_status, WriteError};
-use crate::failpoint;
 use crate::mirror::MirrorView;
-use crate::supervisor::ChildEnv;
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::ChildEnv;
 
 const SYNC_DURATION: &str = "kubelet_pod_status_sync_duration_seconds";
 const PATCHES: &str = "sergeant_pod_status_patches_total";

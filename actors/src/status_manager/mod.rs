@@ -24,7 +24,7 @@ use tokio::sync::watch;
 
 use crate::mirror::MirrorView;
 use crate::pending::Pending;
-use crate::supervisor::{ChildSpec, Slot};
+use sergeant_supervisor::{ChildSpec, Slot};
 
 /// The `status-manager` child of the `pods` supervisor: in managed mode (`managed` holds the
 /// client, the API source's view and the mirror pods) the status manager published to

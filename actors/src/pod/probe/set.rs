@@ -14,8 +14,8 @@ use super::settings::ProbeKind;
 use super::worker::{ProbeResult, ProbeWorker, ProbedContainer};
 use crate::events::PodEvents;
 use crate::runtime::RuntimePort;
-use crate::supervisor::{spawn_actor, Running};
 use sergeant_core::runtime::PodRuntime;
+use sergeant_supervisor::{spawn_actor, Running};
 
 /// A running worker and the instance it probes; dropping it stops the worker.
 struct Entry {

@@ -41,7 +41,7 @@ pub enum StatsError {
     },
     /// The pod manager could not be asked for the pods.
     #[error("the pod manager is unavailable: {0}")]
-    PodManager(#[from] crate::supervisor::SendError),
+    PodManager(#[from] sergeant_supervisor::SendError),
     /// The configuration does not name the node.
     #[error("node name: {0}")]
     NodeName(String),

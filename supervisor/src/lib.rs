@@ -10,6 +10,7 @@
 mod actor;
 mod child;
 mod dynamic;
+pub mod failpoint;
 mod life;
 pub mod metrics;
 mod policy;
@@ -17,7 +18,6 @@ mod root;
 mod slot;
 mod thread;
 
-pub(crate) use actor::rfc3339;
 pub use actor::Supervisor;
 pub use child::{spawn_actor, ChildEnv, ChildSpec, JoinOutcome, Running};
 pub use dynamic::{

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, Context, Handler, Message, Running as ActorRunning};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use sergeant_actors::failpoint;
-use sergeant_actors::supervisor::{
+use sergeant_messages::supervision::{ChildState, GetTree, Strategy, TreeNode};
+use sergeant_supervisor::failpoint;
+use sergeant_supervisor::{
     start_root, ChildEnv, ChildRef, ChildSpec, RestartPolicy, RootExit, RootHandle, SendError,
     Slot, Supervisor,
 };
-use sergeant_messages::supervision::{ChildState, GetTree, Strategy, TreeNode};
 
 static INCARNATIONS: AtomicU64 = AtomicU64::new(1);
 

@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use actix::{Actor, Context, Running as ActorRunning};
+use sergeant_core::time::rfc3339_millis;
 use sergeant_messages::supervision::{ChildState, FailureRecord, Strategy, TreeNode};
 
-use super::actor::rfc3339;
 use super::child::{ChildEnv, JoinOutcome, Running};
 use super::policy::{Backoff, IntensityWindow, RestartPolicy};
 
@@ -70,7 +70,7 @@ impl Life {
         };
         tracing::error!(child = self.env.path(), "child failed: {message}");
         self.last_failure = Some(FailureRecord {
-            at: rfc3339(SystemTime::now()),
+            at: rfc3339_millis(SystemTime::now()),
             message: message.clone(),
         });
         message

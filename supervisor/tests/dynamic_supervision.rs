@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, Context, Handler, Message};
-use sergeant_actors::supervisor::{
+use sergeant_messages::supervision::{ChildGaveUp, ChildState, GetTree, Strategy, TreeNode};
+use sergeant_supervisor::{
     start_root, ChildEnv, ChildRef, ChildSpec, DynamicSpec, DynamicSupervisor, GiveUpPolicy,
     RestartPolicy, SendError, Slot, StartChild, StopChild, Supervisor,
 };
-use sergeant_messages::supervision::{ChildGaveUp, ChildState, GetTree, Strategy, TreeNode};
 
 static INCARNATIONS: AtomicU64 = AtomicU64::new(1);
 
@@ -75,7 +75,7 @@ fn policy() -> RestartPolicy {
 }
 
 /// A root supervisor with one sibling worker and the dynamic supervisor `workers`.
-fn fixture(retry_after: Duration) -> (Fixture, sergeant_actors::supervisor::RootHandle) {
+fn fixture(retry_after: Duration) -> (Fixture, sergeant_supervisor::RootHandle) {
     let gave_up: GaveUp = Rc::default();
     let made: Rc<RefCell<Vec<String>>> = Rc::default();
     let seen = Rc::clone(&gave_up);

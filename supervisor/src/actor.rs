@@ -2,7 +2,7 @@
 //! or a panic, restarts by strategy with backoff, gives a child up past the restart intensity
 //! and escalates, and stops its children in reverse order with a deadline each.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use actix::{
     Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, ResponseFuture,
@@ -241,50 +241,5 @@ impl Drains for Supervisor {
             act.shutdown = Shutdown::Drained;
             ctx.stop();
         }));
-    }
-}
-
-/// Formats a wall-clock time as RFC 3339 in UTC with millisecond precision.
-pub(crate) fn rfc3339(time: SystemTime) -> String {
-    let since_epoch = time
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO);
-    let secs = since_epoch.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60,
-        since_epoch.subsec_millis()
-    )
-}
-
-/// Converts days since 1970-01-01 to a proleptic Gregorian (year, month, day).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rfc3339_formats_known_instants() {
-        let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
-        assert_eq!(rfc3339(t), "2023-11-14T22:13:20.123Z");
-        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
     }
 }

@@ -135,7 +135,9 @@ impl Running {
     }
 
     /// Asks the incarnation to stop and waits for it up to `deadline`, aborting it past that.
-    pub(crate) async fn stop(mut self, deadline: Duration) -> JoinOutcome {
+    /// For an owner that runs an incarnation outside a supervisor (the runtime-adapter actor
+    /// with the adapter it swaps).
+    pub async fn stop(mut self, deadline: Duration) -> JoinOutcome {
         if let Some(stop) = self.stop.take() {
             // The actor may already be gone; then `done` resolves at once.
             let _ = stop.send(());
@@ -152,8 +154,8 @@ impl Running {
         self.done.await
     }
 
-    /// A future that resolves when the incarnation ends.
-    pub(crate) fn done(&self) -> Shared<LocalBoxFuture<'static, JoinOutcome>> {
+    /// A future that resolves when the incarnation ends, saying how.
+    pub fn done(&self) -> Shared<LocalBoxFuture<'static, JoinOutcome>> {
         self.done.clone()
     }
 }
@@ -253,11 +255,21 @@ impl ChildSpec {
             publish.publish(Availability::Up(addr));
             running
         });
+        Self::starting(name, slot.marker(), start, None)
+    }
+
+    /// A child called `name` started by `start`, its availability marked through `mark`.
+    fn starting(
+        name: &str,
+        mark: MarkFn,
+        start: StartFn,
+        shutdown_timeout: Option<Duration>,
+    ) -> Self {
         Self {
             name: name.to_owned(),
             start,
-            mark: slot.marker(),
-            shutdown_timeout: None,
+            mark,
+            shutdown_timeout,
             strategy: None,
         }
     }
@@ -313,13 +325,7 @@ impl ChildSpec {
             publish.publish(Availability::Up(addr));
             running
         });
-        Self {
-            name: name.to_owned(),
-            start,
-            mark: slot.marker(),
-            shutdown_timeout: Some(deadline),
-            strategy: None,
-        }
+        Self::starting(name, slot.marker(), start, Some(deadline))
     }
 
     fn with_strategy(mut self, strategy: Strategy) -> Self {
