@@ -106,3 +106,44 @@ fn past_the_restart_intensity_the_failure_escalates_and_the_root_giving_up_exits
         "{log}"
     );
 }
+
+#[test]
+fn a_listener_that_dies_is_restarted_and_serves_again() {
+    // The read-only listener's accept loop ends at the first connection it would take; its
+    // supervisor starts it again and the next request is served.
+    let agent = Agent::start(
+        &TestConfig::new(),
+        &[(
+            "FAILPOINTS",
+            "server::accept=1*return(injected accept failure)",
+        )],
+    );
+    let tree = wait_for("a listener's restart", Duration::from_secs(20), || {
+        // Any connection lets the failpoint fire in whichever listener takes it first.
+        let _ = try_get(&format!("{}/healthz", agent.read_only));
+        let tree = agent.get_json("/debug/supervision");
+        [
+            "root/server/healthz",
+            "root/server/read-only",
+            "root/server/kubelet-api",
+        ]
+        .into_iter()
+        .find(|path| tree_node(&tree, path)["restarts"] == 1)
+        .map(|path| (path, tree))
+    });
+    let (died, tree) = tree;
+    let failure = tree_node(&tree, died)["last_failure"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        failure.contains("injected accept failure"),
+        "{died}: {failure}"
+    );
+    assert_eq!(tree_node(&tree, died)["state"], "running", "{tree}");
+    assert_eq!(tree_node(&tree, "root/server")["restarts"], 0, "{tree}");
+    let (status, _) = agent.get("/healthz");
+    assert_eq!(status, 200, "the read-only port serves again");
+    let (status, _) = try_get(&format!("{}/healthz", agent.healthz)).expect("healthz answers");
+    assert_eq!(status, 200);
+}

@@ -7,7 +7,7 @@
 //! ├─ node (one_for_one): node-status, eviction-manager, gc, container-log-manager
 //! ├─ pods (one_for_one): sources, mirror-pods, event-recorder and api-source (managed),
 //! │   pod-manager, status-manager
-//! └─ server
+//! └─ server (one_for_one): healthz, read-only, kubelet-api (the ports that are not 0)
 //! ```
 
 use std::path::PathBuf;
@@ -26,7 +26,7 @@ use crate::pending::Pending;
 use crate::pleg::Pleg;
 use crate::pod_manager::{PodManager, PodManagerDeps};
 use crate::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort};
-use crate::server::{Server, ServerDeps};
+use crate::server::ServerDeps;
 use crate::sources::{api_child_spec, StaticPodSource};
 use crate::status_manager::{self, StatusManager};
 use sergeant_supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor};
@@ -231,9 +231,13 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         api: deps.api.clone(),
         port: server_port,
     };
-    let server = ChildSpec::worker("server", &Slot::new("server"), move |env| {
-        Server::new(env, server_deps.clone())
-    });
+    let server = ChildSpec::supervisor(
+        "server",
+        Strategy::OneForOne,
+        &policy,
+        &Slot::new("server"),
+        crate::server::child_specs(&server_deps),
+    );
 
     ChildSpec::supervisor(
         "root",

@@ -5,7 +5,8 @@
 //! connections), a bound on the head's size and on any body read; and a panic in a handler is
 //! answered 500 ([`panics`](super::panics)).
 //!
-//! Entry point: [`serve`], with a [`Transport`] ([`Plain`] here, TLS in `secure`).
+//! Entry point: [`serve`], with a [`Transport`] ([`Plain`] here, TLS in `secure`); the
+//! [`Listener`](super::Listener) actor runs what it returns.
 //!
 //! Upstream's kubelet serves with Go's `http.Server`: `IdleTimeout` 90 s, `ReadTimeout` and
 //! `WriteTimeout` 4 h, `MaxHeaderBytes` 1 MiB, no header timeout and no connection cap; a Go
@@ -21,10 +22,10 @@ use axum::extract::DefaultBodyLimit;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use sergeant_supervisor::failpoint;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::Semaphore;
-use tokio::task::JoinHandle;
 
 use super::panics;
 use super::routes::Endpoints;
@@ -59,6 +60,10 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// attach streams go through the upgraded connection, not a body); this bounds any that
 /// would, instead of axum's default of 2 MiB.
 const MAX_BODY_BYTES: usize = 64 * 1024;
+/// The first pause after an accept error that passes by itself (Go's server: 5 ms)...
+const ACCEPT_PAUSE_MIN: Duration = Duration::from_millis(5);
+/// ...doubling up to this (Go's: 1 s).
+const ACCEPT_PAUSE_MAX: Duration = Duration::from_secs(1);
 
 /// How a listener's connections are set up before HTTP is spoken over them.
 pub trait Transport: Clone + 'static {
@@ -110,8 +115,11 @@ fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
         .map_err(|err| format!("cannot listen on {addr}: {err}"))
 }
 
-/// Binds `addr` now (so a taken port fails the caller at once) and serves `router`, the
-/// routes of `endpoints`, over `transport` in a task, under this module's bounds.
+/// Binds `addr` now (so a taken port fails the caller at once) and returns the future that
+/// serves `router`, the routes of `endpoints`, over `transport` under this module's bounds. The
+/// future runs until the listener cannot go on, and then says why; its owner (a
+/// [`Listener`](super::Listener) actor) fails with that reason and its supervisor starts it
+/// again.
 ///
 /// # Errors
 /// Why the address cannot be listened on.
@@ -120,32 +128,55 @@ pub fn serve<T: Transport>(
     endpoints: Endpoints,
     transport: T,
     router: Router,
-) -> Result<JoinHandle<()>, String> {
+) -> Result<impl Future<Output = String>, String> {
     let listener = bind(addr)?;
     let router = panics::caught(
         router.layer(DefaultBodyLimit::max(MAX_BODY_BYTES)),
         endpoints,
     );
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    Ok(actix_rt::spawn(async move {
+    Ok(async move {
+        let mut pause = ACCEPT_PAUSE_MIN;
         loop {
             let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
-                return;
+                return format!("{addr}: the connection slots were closed");
             };
+            if let Err(fault) = failpoint::check("server::accept") {
+                return format!("{addr}: {fault}");
+            }
             let (tcp, peer) = match listener.accept().await {
                 Ok(accepted) => accepted,
-                Err(err) => {
-                    tracing::debug!(%addr, "accept failed: {err}");
+                Err(err) if is_transient(&err) => {
+                    // Out of file descriptors or a connection reset before it was taken:
+                    // wait a little instead of spinning, as Go's server does.
+                    tracing::warn!(%addr, ?pause, "accept failed, pausing: {err}");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(ACCEPT_PAUSE_MAX);
                     continue;
                 }
+                Err(err) => return format!("{addr}: accept failed: {err}"),
             };
+            pause = ACCEPT_PAUSE_MIN;
             let (transport, router) = (transport.clone(), router.clone());
             actix_rt::spawn(async move {
                 connection(transport, router, tcp, peer).await;
                 drop(slot);
             });
         }
-    }))
+    })
+}
+
+/// Whether an accept error passes by itself (a resource running out for a while, a peer that
+/// gave up), so the listener pauses and goes on rather than failing.
+fn is_transient(err: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        err.kind(),
+        ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset | ErrorKind::Interrupted
+    ) || matches!(
+        err.raw_os_error(),
+        Some(nix::libc::EMFILE | nix::libc::ENFILE | nix::libc::ENOBUFS | nix::libc::ENOMEM)
+    )
 }
 
 async fn connection<T: Transport>(transport: T, router: Router, tcp: TcpStream, peer: SocketAddr) {

@@ -1,11 +1,12 @@
-//! The server actor: the healthz endpoint and the read-only port.
+//! The node's HTTP endpoints: healthz, the read-only port and the authenticated kubelet API
+//! on `port` (10250, [`secure`]).
 //!
-//! Entry point: [`Server`]. It binds its listeners when it starts (failing, and so being
-//! restarted by its supervisor, when an address is taken) and serves them as tasks that end
-//! with the actor. The authenticated kubelet API on `port` (10250) is [`secure`]. Every
-//! listener serves its connections through [`listener`], under the same bounds (connection
-//! cap, header and setup timeouts, head and body sizes), with a handler's panic answered 500
-//! ([`panics`]).
+//! Entry point: [`child_specs`], the listeners the `server` supervisor runs, one [`Listener`]
+//! actor each. A listener binds when it starts and serves until it cannot go on; it then fails
+//! and its supervisor starts it again with back-off, so a dead listener is seen and healed
+//! rather than only logged. Every listener serves its connections through [`listener`], under
+//! the same bounds (connection cap, header and setup timeouts, head and body sizes), with a
+//! handler's panic answered 500 ([`panics`]).
 
 mod api;
 mod exposition;
@@ -16,16 +17,16 @@ mod secure;
 
 use std::net::SocketAddr;
 
-use actix::{Actor, Context};
+use actix::{Actor, ActorFutureExt, AsyncContext, Context, WrapFuture};
+use futures::future::{FutureExt, LocalBoxFuture};
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use crate::config_feed::ConfigState;
 use crate::pod_manager::PodManager;
 use sergeant_messages::pods::SourceSnapshot;
 use sergeant_supervisor::failpoint;
-use sergeant_supervisor::{ChildEnv, ChildRef, Supervisor};
+use sergeant_supervisor::{ChildEnv, ChildRef, ChildSpec, Slot, Supervisor};
 
 pub use routes::Endpoints;
 use secure::TlsSettings;
@@ -53,96 +54,102 @@ pub struct ServerDeps {
     pub port: crate::runtime::RuntimePort,
 }
 
-/// Serves `/healthz` on `healthzBindAddress:healthzPort` and, when `readOnlyPort` is set, the
-/// unauthenticated read-only endpoints on `address:readOnlyPort`.
-pub struct Server {
-    env: ChildEnv,
-    deps: ServerDeps,
-    tasks: Vec<JoinHandle<()>>,
+/// The listeners the configuration asks for, each a child of the `server` supervisor: the
+/// healthz endpoint (`healthzPort`), the read-only port (`readOnlyPort`) and the kubelet API
+/// (`port`); a port of 0 has none. Ports are read once: a change needs a restart.
+#[must_use]
+pub fn child_specs(deps: &ServerDeps) -> Vec<ChildSpec> {
+    let kubelet = deps.config.borrow().active.kubelet.clone();
+    [
+        (Endpoints::Healthz, kubelet.healthz_port),
+        (Endpoints::ReadOnly, kubelet.read_only_port),
+        (Endpoints::Authenticated, kubelet.port),
+    ]
+    .into_iter()
+    .filter(|(_, port)| *port != 0)
+    .map(|(endpoints, _)| {
+        let deps = deps.clone();
+        ChildSpec::worker(
+            endpoints.listener_name(),
+            &Slot::new(endpoints.listener_name()),
+            move |env| Listener::new(env, endpoints, deps.clone()),
+        )
+    })
+    .collect()
 }
 
-impl Server {
-    /// A server that will bind when started.
+/// One listener: binds its address when it starts (failing, and so being restarted by its
+/// supervisor, when the address is taken) and serves it until it cannot go on, when it fails
+/// with the reason and is started again.
+pub struct Listener {
+    env: ChildEnv,
+    endpoints: Endpoints,
+    deps: ServerDeps,
+}
+
+impl Listener {
+    /// A listener of `endpoints` that will bind when started.
     #[must_use]
-    pub fn new(env: &ChildEnv, deps: ServerDeps) -> Self {
+    pub fn new(env: &ChildEnv, endpoints: Endpoints, deps: ServerDeps) -> Self {
         Self {
             env: env.clone(),
+            endpoints,
             deps,
-            tasks: Vec::new(),
         }
     }
 
-    fn listen(&mut self) -> Result<Vec<String>, String> {
+    /// Binds the address and returns what serves it, and the address.
+    fn open(&self) -> Result<(LocalBoxFuture<'static, String>, SocketAddr), String> {
         failpoint::check("server::listen").map_err(|fault| fault.to_string())?;
         panics::describe();
         let config = self.deps.config.borrow().active.clone();
         let kubelet = &config.kubelet;
-        let mut serving = Vec::new();
-        if kubelet.healthz_port != 0 {
-            let healthz = SocketAddr::new(kubelet.healthz_bind_address, kubelet.healthz_port);
-            self.tasks
-                .push(serve_plain(healthz, Endpoints::Healthz, &self.deps)?);
-            serving.push(format!("healthz on {healthz}"));
+        match self.endpoints {
+            Endpoints::Healthz | Endpoints::ReadOnly => {
+                let addr = if self.endpoints == Endpoints::Healthz {
+                    SocketAddr::new(kubelet.healthz_bind_address, kubelet.healthz_port)
+                } else {
+                    SocketAddr::new(kubelet.address, kubelet.read_only_port)
+                };
+                let router = routes::router(self.endpoints, self.deps.clone());
+                let serving = listener::serve(addr, self.endpoints, listener::Plain, router)?;
+                Ok((serving.boxed_local(), addr))
+            }
+            Endpoints::Authenticated => {
+                let addr = SocketAddr::new(kubelet.address, kubelet.port);
+                let tls = TlsSettings {
+                    cert_file: kubelet.tls_cert_file.clone(),
+                    key_file: kubelet.tls_private_key_file.clone(),
+                    client_ca_file: kubelet.authentication.x509.client_ca_file.clone(),
+                    cert_dir: config.command_line.root_dir.join("pki"),
+                    node_name: config.node_name().map_err(|e| e.to_string())?,
+                    node_ip: config.command_line.node_ip,
+                    min_version: kubelet.tls_min_version,
+                    cipher_suites: kubelet.tls_cipher_suites.clone(),
+                };
+                let router = routes::router(Endpoints::Authenticated, self.deps.clone());
+                let serving = secure::serve(addr, kubelet, &tls, self.deps.api.clone(), router)?;
+                Ok((serving.boxed_local(), addr))
+            }
         }
-        if kubelet.read_only_port != 0 {
-            let read_only = SocketAddr::new(kubelet.address, kubelet.read_only_port);
-            self.tasks
-                .push(serve_plain(read_only, Endpoints::ReadOnly, &self.deps)?);
-            serving.push(format!("read-only on {read_only}"));
-        }
-        if kubelet.port != 0 {
-            let secure = SocketAddr::new(kubelet.address, kubelet.port);
-            let tls = TlsSettings {
-                cert_file: kubelet.tls_cert_file.clone(),
-                key_file: kubelet.tls_private_key_file.clone(),
-                client_ca_file: kubelet.authentication.x509.client_ca_file.clone(),
-                cert_dir: config.command_line.root_dir.join("pki"),
-                node_name: config.node_name().map_err(|e| e.to_string())?,
-                node_ip: config.command_line.node_ip,
-                min_version: kubelet.tls_min_version,
-                cipher_suites: kubelet.tls_cipher_suites.clone(),
-            };
-            let router = routes::router(Endpoints::Authenticated, self.deps.clone());
-            self.tasks.push(secure::serve(
-                secure,
-                kubelet,
-                &tls,
-                self.deps.api.clone(),
-                router,
-            )?);
-            serving.push(format!("the kubelet API (TLS) on {secure}"));
-        }
-        Ok(serving)
     }
 }
 
-/// Serves `endpoints` on `addr` in plain HTTP.
-fn serve_plain(
-    addr: SocketAddr,
-    endpoints: Endpoints,
-    deps: &ServerDeps,
-) -> Result<JoinHandle<()>, String> {
-    let router = routes::router(endpoints, deps.clone());
-    listener::serve(addr, endpoints, listener::Plain, router)
-}
-
-impl Actor for Server {
+impl Actor for Listener {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        match self.listen() {
-            Ok(serving) => {
-                tracing::info!("serving {}", serving.join(", "));
-                self.env
-                    .set_status(format!("serving {}", serving.join(", ")));
+        match self.open() {
+            Ok((serving, addr)) => {
+                tracing::info!(%addr, "serving {}", self.endpoints.listener_name());
+                self.env.set_status(format!("serving on {addr}"));
+                ctx.spawn(
+                    serving
+                        .into_actor(self)
+                        .map(|reason, act, ctx| act.env.fail(ctx, reason)),
+                );
             }
             Err(reason) => self.env.fail(ctx, reason),
-        }
-    }
-
-    fn stopped(&mut self, _: &mut Context<Self>) {
-        for task in self.tasks.drain(..) {
-            task.abort();
         }
     }
 }

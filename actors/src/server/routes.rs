@@ -44,6 +44,16 @@ impl Endpoints {
             Self::Authenticated => "readwrite",
         }
     }
+
+    /// The name of the listener serving these endpoints in the supervision tree.
+    #[must_use]
+    pub fn listener_name(self) -> &'static str {
+        match self {
+            Self::Healthz => "healthz",
+            Self::ReadOnly => "read-only",
+            Self::Authenticated => "kubelet-api",
+        }
+    }
 }
 
 /// The first segments of the paths the routes serve: the buckets requests are counted in, as

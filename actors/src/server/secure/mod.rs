@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use axum::Router;
 use sergeant_config::kubelet::{AuthorizationMode, KubeletConfiguration};
-use tokio::task::JoinHandle;
 
 pub use tls::TlsSettings;
 
@@ -30,9 +29,9 @@ use authn::Authenticator;
 use authz::{Authorizer, Webhook};
 use guard::Guard;
 
-/// Serves `router` on `addr` over TLS (`settings`), every request authenticated and authorized
-/// as `kubelet` configures, asking the API server through `api` (none in standalone mode)
-/// about node `settings.node_name`.
+/// Binds `addr` and returns the future serving `router` there over TLS (`settings`), every
+/// request authenticated and authorized as `kubelet` configures, asking the API server through
+/// `api` (none in standalone mode) about node `settings.node_name`.
 ///
 /// # Errors
 /// Why the TLS configuration could not be built or the address not listened on.
@@ -42,7 +41,7 @@ pub fn serve(
     settings: &TlsSettings,
     api: Option<kube::Client>,
     router: Router,
-) -> Result<JoinHandle<()>, String> {
+) -> Result<impl std::future::Future<Output = String>, String> {
     let tls = tls::server_config(settings)?;
     let authentication = &kubelet.authentication;
     let webhook = authentication
