@@ -56,6 +56,10 @@ struct Worker {
     _incarnation: Running,
     pod: Option<Arc<Pod>>,
     terminating: bool,
+    /// Whether a source still wants the pod, so `/pods` lists it with what its actor reports;
+    /// a pod no source wants is dropped from the list at once, as upstream, while its actor
+    /// terminates it.
+    listed: bool,
 }
 
 /// Runs one pod actor per admitted pod.
@@ -132,6 +136,8 @@ impl PodManager {
             match desired.get(uid) {
                 None => {
                     worker.terminating = true;
+                    worker.listed = false;
+                    self.reports.remove(uid);
                     worker.addr.do_send(TerminatePod { grace: None });
                 }
                 Some(pod) if pod.metadata.deletion_timestamp.is_some() => {
@@ -274,6 +280,7 @@ impl PodManager {
                 key,
                 addr,
                 _incarnation: running,
+                listed: pod.is_some(),
                 pod,
                 terminating,
             },
@@ -469,13 +476,11 @@ impl Message for PodReport {
 impl Handler<PodReport> for PodManager {
     type Result = ();
 
+    /// Forwards the status, and keeps it for `/pods` while a source wants the pod (a pod
+    /// being deleted in the API server included: its status follows its termination).
     fn handle(&mut self, report: PodReport, _: &mut Context<Self>) {
         self.forward(&report.key, &report.pod);
-        if self
-            .workers
-            .get(&report.key.uid)
-            .is_some_and(|w| !w.terminating)
-        {
+        if self.workers.get(&report.key.uid).is_some_and(|w| w.listed) {
             self.reports.insert(report.key.uid, report.pod);
             self.show_status();
         }
