@@ -219,17 +219,19 @@ fn a_displaced_pod_is_never_reported_running_once_the_runtime_stopped_it() {
             runtime.containers(&displaced).is_empty() && runtime.sandboxes(&displaced).is_empty();
         std::thread::sleep(Duration::from_millis(100));
     }
-    // Once its containers are gone, the displaced pod is not listed at all.
-    let pods = node.agent.get_json("/pods");
-    let listed: Vec<&str> = pods["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p["metadata"]["uid"].as_str())
-        .collect();
-    assert!(
-        !listed.contains(&displaced_uid.as_str()),
-        "the displaced pod is still listed: {pods}"
+    // Once its containers are gone, the displaced pod is not listed any more.
+    wait_for(
+        "the displaced pod unlisted",
+        Duration::from_secs(10),
+        || {
+            let pods = node.agent.get_json("/pods");
+            let listed = pods["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|p| p["metadata"]["uid"] == displaced_uid.as_str());
+            (!listed).then_some(())
+        },
     );
 }
 

@@ -56,10 +56,6 @@ struct Worker {
     _incarnation: Running,
     pod: Option<Arc<Pod>>,
     terminating: bool,
-    /// Whether a source still wants the pod, so `/pods` lists it with what its actor reports;
-    /// a pod no source wants is dropped from the list at once, as upstream, while its actor
-    /// terminates it.
-    listed: bool,
 }
 
 /// Runs one pod actor per admitted pod.
@@ -136,8 +132,6 @@ impl PodManager {
             match desired.get(uid) {
                 None => {
                     worker.terminating = true;
-                    worker.listed = false;
-                    self.reports.remove(uid);
                     worker.addr.do_send(TerminatePod { grace: None });
                 }
                 Some(pod) if pod.metadata.deletion_timestamp.is_some() => {
@@ -280,7 +274,6 @@ impl PodManager {
                 key,
                 addr,
                 _incarnation: running,
-                listed: pod.is_some(),
                 pod,
                 terminating,
             },
@@ -476,11 +469,11 @@ impl Message for PodReport {
 impl Handler<PodReport> for PodManager {
     type Result = ();
 
-    /// Forwards the status, and keeps it for `/pods` while a source wants the pod (a pod
-    /// being deleted in the API server included: its status follows its termination).
+    /// Forwards the status and keeps it for `/pods`, a terminating pod's too: its status
+    /// follows its containers as they stop, until its actor reports it terminated.
     fn handle(&mut self, report: PodReport, _: &mut Context<Self>) {
         self.forward(&report.key, &report.pod);
-        if self.workers.get(&report.key.uid).is_some_and(|w| w.listed) {
+        if self.workers.contains_key(&report.key.uid) {
             self.reports.insert(report.key.uid, report.pod);
             self.show_status();
         }
