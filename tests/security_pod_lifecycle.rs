@@ -160,6 +160,12 @@ fn removing_a_starting_pod_stops_its_start_and_terminates_it_within_its_grace_pe
         took < bound,
         "the pod took {took:?} to go after its termination was decided, over {bound:?}"
     );
+    let (_, metrics) = node.agent.get("/metrics");
+    let interrupted = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("sergeant_pod_syncs_interrupted_total "))
+        .and_then(|value| value.trim().parse::<f64>().ok());
+    assert_eq!(interrupted, Some(1.0), "the start was interrupted once");
 }
 
 #[test]

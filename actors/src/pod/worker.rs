@@ -247,6 +247,7 @@ impl PodWorker {
     /// The sync stopped part-way because the pod is to be stopped: stop it now.
     fn interrupted(&mut self, ctx: &mut Context<Self>) {
         tracing::info!(pod = %self.key, "sync interrupted: the pod is being stopped");
+        metrics::counter!("sergeant_pod_syncs_interrupted_total").increment(1);
         self.busy = false;
         self.trigger(ctx);
     }

@@ -394,6 +394,10 @@ impl Actor for PodManager {
             "kubelet_pod_start_duration_seconds",
             "Duration from the pod actor first seeing a pod to all its containers running."
         );
+        metrics::describe_counter!(
+            "sergeant_pod_syncs_interrupted_total",
+            "Pod syncs stopped part-way because their pod was to be terminated or stopped."
+        );
         metrics::describe_histogram!(
             "sergeant_pod_start_overhead_seconds",
             "sergeant's own part of kubelet_pod_start_duration_seconds: that time less the runtime calls the pod's syncs waited on."
