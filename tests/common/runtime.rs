@@ -75,6 +75,13 @@ impl Runtime {
             .unwrap_or_else(|e| panic!("removing image {image}: {e}"));
     }
 
+    /// Stops container `id` at once (no grace period), as something outside sergeant would.
+    pub fn stop_container(&self, id: &str) {
+        self.tokio
+            .block_on(self.client.stop_container(id, 0))
+            .unwrap_or_else(|e| panic!("stopping container {id}: {e}"));
+    }
+
     /// The status of container `id`.
     pub fn container_status(&self, id: &str) -> ContainerStatus {
         self.tokio

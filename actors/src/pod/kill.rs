@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use futures::future::join_all;
+use futures::{stream, StreamExt};
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::runtime::cri;
 
@@ -18,6 +18,10 @@ use sergeant_core::runtime::{ObservedContainer, PodRuntime};
 
 /// The extra time upstream gives a preStop hook still running when the grace period ends.
 const PRE_STOP_EXTENSION: Duration = Duration::from_secs(2);
+/// How many containers of one pod are stopped at once. Every stop is bounded by the pod's
+/// grace period (a later one gets what is left of it), so a big pod still stops in about its
+/// grace period, without asking the runtime for hundreds of stops at the same moment.
+const STOP_CONCURRENCY: usize = 16;
 
 /// Stops and removes everything of the pod `uid` in the runtime and on the node.
 ///
@@ -90,9 +94,11 @@ pub async fn stop_pod(
         let stops = group
             .into_iter()
             .map(|c| stop_container(port, c, pod, pod_ip.as_deref(), deadline, None));
-        for result in join_all(stops).await {
-            result?;
-        }
+        let results: Vec<_> = stream::iter(stops)
+            .buffer_unordered(STOP_CONCURRENCY)
+            .collect()
+            .await;
+        results.into_iter().collect::<Result<(), _>>()?;
     }
     for sandbox in &runtime.sandboxes {
         port.call(cri::StopPodSandboxRequest {

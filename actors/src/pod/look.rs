@@ -1,9 +1,11 @@
 //! [`look_after`]: how a pod sync looks at the runtime once its reconcile is done, from what
 //! the reconcile changed ([`RuntimeChanges`], kept in its [`Progress`]). The look after a
 //! container start is on the way to the status a watcher waits for, so it asks no more than
-//! that change needs.
+//! that change needs. A [`Look`] is what a status is reported from, and says when it was
+//! taken, so a report never goes back to an older look.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use sergeant_messages::runtime_error::RuntimeError;
 
@@ -38,6 +40,29 @@ impl RuntimeChanges {
     }
 }
 
+/// One look at the pod's runtime, the measurement a status is reported from.
+#[derive(Debug, Clone)]
+pub struct Look {
+    /// What the runtime showed.
+    pub runtime: PodRuntime,
+    /// When the look was begun: what it shows was true at some moment after this.
+    pub begun: Instant,
+    /// Why containers that are not running wait, as the sync that looked found.
+    pub waiting: BTreeMap<String, Waiting>,
+    /// The termination messages of exited containers, by name.
+    pub termination_messages: BTreeMap<String, String>,
+}
+
+impl Look {
+    /// Whether this look may replace `reported` (the one behind the last report): it was
+    /// begun no earlier. A sync's look, begun before a look taken while the sync ran, would
+    /// otherwise bring back a container that has died since.
+    #[must_use]
+    pub fn supersedes(&self, reported: Option<&Look>) -> bool {
+        reported.is_none_or(|last| self.begun >= last.begun)
+    }
+}
+
 /// What a reconcile found out and did besides the look it returns.
 #[derive(Debug, Default)]
 pub(super) struct Progress {
@@ -64,5 +89,31 @@ pub(super) async fn look_after(
         (Some(before), RuntimeChanges::Unchanged) => Ok(before),
         (Some(before), RuntimeChanges::Started(started)) => refresh(port, before, started).await,
         _ => observe(port, uid).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn look(begun: Instant) -> Look {
+        Look {
+            runtime: PodRuntime::default(),
+            begun,
+            waiting: BTreeMap::new(),
+            termination_messages: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_look_begun_no_earlier_replaces_the_reported_one() {
+        let first = Instant::now();
+        let later = first + Duration::from_millis(5);
+        assert!(look(first).supersedes(None));
+        assert!(look(later).supersedes(Some(&look(first))));
+        assert!(look(first).supersedes(Some(&look(first))));
+        assert!(!look(first).supersedes(Some(&look(later))));
     }
 }

@@ -1,5 +1,5 @@
-//! The pod as the agent reports it: the desired pod with the status computed from a sync's
-//! outcome (or from an admission rejection).
+//! The pod as the agent reports it: the desired pod with the status computed from a look at
+//! the runtime (or from an admission rejection).
 
 use std::time::SystemTime;
 
@@ -7,23 +7,23 @@ use sergeant_messages::pods::core::{Pod, PodStatus};
 
 use super::spec::NodeContext;
 use super::status::{api_time, compute, Knowledge, Observed};
-use super::sync::SyncOutcome;
+use sergeant_core::runtime::PodRuntime;
 
-/// `pod` with the status its last sync found; `previous` keeps condition transition times.
-/// `known` is what the pod actor knows beyond the runtime (start time, probe verdicts, a
-/// failure of the whole pod); the sync's findings and the node's addresses are added here.
+/// `pod` with the status `runtime` shows — a look at the runtime, so only a measurement is
+/// reported — and `previous` keeping condition transition times. `known` is what the pod
+/// actor knows beyond the runtime (start time, probe verdicts, why containers wait, their
+/// termination messages, a failure of the whole pod); the node's addresses are added here.
 #[must_use]
 pub fn status(
     pod: &Pod,
     previous: Option<&PodStatus>,
-    outcome: &SyncOutcome,
+    runtime: &PodRuntime,
     node: &NodeContext,
     known: Knowledge,
 ) -> Pod {
     let observed = Observed {
-        sandbox: outcome.runtime.sandbox_status.clone(),
-        containers: outcome
-            .runtime
+        sandbox: runtime.sandbox_status.clone(),
+        containers: runtime
             .containers
             .iter()
             .map(|c| c.status.clone())
@@ -31,8 +31,6 @@ pub fn status(
         runtime_name: String::new(),
     };
     let knowledge = Knowledge {
-        waiting: outcome.waiting.clone(),
-        termination_messages: outcome.termination_messages.clone(),
         host_ips: node.node_ip.iter().map(ToString::to_string).collect(),
         ..known
     };

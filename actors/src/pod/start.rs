@@ -1,6 +1,6 @@
 //! Starting one container: its image per pull policy (with pull back-off), then its subPath
 //! mounts bound on the node, then create and start through the runtime, then its postStart
-//! hook.
+//! hook; abandoned between steps once the pod is being stopped (see [`super::interrupt`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,6 +11,7 @@ use sergeant_messages::runtime::cri;
 use super::credentials;
 use super::file_work::run_file_work;
 use super::hooks;
+use super::interrupt::{Interrupt, Interrupted};
 use super::spec::{self, NodeContext};
 use super::status::Waiting;
 use super::volumes::{self, SubPathMount, VolumePlan};
@@ -47,6 +48,27 @@ pub struct StartRequest {
     pub objects: Arc<spec::PodObjects>,
 }
 
+/// Why a container was not started.
+#[derive(Debug)]
+pub enum NotStarted {
+    /// It waits, for this reason (reported in its status).
+    Waiting(Waiting),
+    /// The pod is being stopped: the start was abandoned between two steps.
+    Interrupted,
+}
+
+impl From<Waiting> for NotStarted {
+    fn from(why: Waiting) -> Self {
+        Self::Waiting(why)
+    }
+}
+
+impl From<Interrupted> for NotStarted {
+    fn from(_: Interrupted) -> Self {
+        Self::Interrupted
+    }
+}
+
 /// Why `container` waits, reported as upstream's `Failed` event: the image errors by their
 /// reason, the others by their message, and a failed hook not at all (its output may hold
 /// secrets; it has its own event).
@@ -68,26 +90,28 @@ fn waiting(container: &str, why: &str, message: impl Into<String>) -> Waiting {
 
 /// Pulls (per policy), creates and starts the container, then runs its postStart hook; each
 /// step is an event of the pod's scope, as upstream reports it. Returns the container's ID.
+/// Once `interrupt` is raised no further step is taken: a pull or hook under way is no longer
+/// waited for, and nothing is created or started.
 ///
 /// # Errors
 /// Why the container is waiting: `ErrImagePull`, `ImagePullBackOff`, `ErrImageNeverPull`,
 /// `CreateContainerConfigError`, `CreateContainerError`, `RunContainerError` or
-/// `PostStartHookError`, with the runtime's message.
+/// `PostStartHookError`, with the runtime's message; or [`NotStarted::Interrupted`].
 pub async fn start_container(
     port: &RuntimePort,
     node: &NodeContext,
     plan: &VolumePlan,
     pulls: &mut Backoff,
+    interrupt: &Interrupt,
     request: StartRequest,
-) -> Result<String, Waiting> {
+) -> Result<String, NotStarted> {
     let name = request.container.name.as_str();
     let image = request.container.image.clone().unwrap_or_default();
     // The node-side files are written while the runtime looks up the image: `join!` polls the
     // lookup first, so its request is on its way while the files are written.
-    let (image, files) = futures::join!(ensure_image(port, pulls, &image, &request), async {
-        prepare_files(&request, node)
-    });
-    image?;
+    let image = interrupt.unless(ensure_image(port, pulls, &image, &request));
+    let (image, files) = futures::join!(image, async { prepare_files(&request, node) });
+    image??;
     files.map_err(|e| waiting(name, "CreateContainerConfigError", e))?;
     let setup = spec::container_config(
         &request.pod,
@@ -103,6 +127,7 @@ pub async fn start_container(
     bind_sub_paths(setup.sub_paths)
         .await
         .map_err(|e| waiting(name, "CreateContainerConfigError", e))?;
+    interrupt.check()?;
     let created = port
         .call(cri::CreateContainerRequest {
             pod_sandbox_id: request.sandbox_id.clone(),
@@ -118,6 +143,7 @@ pub async fn start_container(
         reason::CREATED,
         format!("Created container: {name}"),
     );
+    interrupt.check()?;
     port.call(cri::StartContainerRequest {
         container_id: container_id.clone(),
     })
@@ -141,8 +167,8 @@ pub async fn start_container(
             container: &request.container,
             pod_ip: request.pod_ips.first().map(String::as_str),
         };
-        if let Err(message) = hooks::run(port, &target, handler, hooks::DEFAULT_HOOK_TIMEOUT).await
-        {
+        let hook = hooks::run(port, &target, handler, hooks::DEFAULT_HOOK_TIMEOUT);
+        if let Err(message) = interrupt.unless(hook).await? {
             let failed = "PostStartHook failed".to_owned();
             container_event(name, Warning, reason::FAILED_POST_START_HOOK, failed);
             let killing = "FailedPostStartHook".to_owned();
@@ -153,7 +179,7 @@ pub async fn start_container(
                     timeout: 0,
                 })
                 .await;
-            return Err(waiting(name, "PostStartHookError", message));
+            return Err(waiting(name, "PostStartHookError", message).into());
         }
     }
     Ok(container_id)

@@ -1,7 +1,8 @@
 //! One level-triggered sync of a pod: compare the whole spec with everything the runtime shows
 //! and act on the difference — sandbox, then init containers in order, sidecars, then app
 //! containers, replacing running ones whose definition changed — and report what the pod
-//! looks like afterwards.
+//! looks like afterwards. Between any two runtime actions it checks the pod actor's
+//! [`Interrupt`], and stops there once the pod is being stopped.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,13 +10,15 @@ use std::time::{Duration, Instant};
 
 use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
+use tokio::sync::oneshot;
 
 use super::file_work::run_file_work;
+use super::interrupt::{Interrupt, Interrupted};
 use super::kill::{self, kill_container};
-use super::look::{look_after, Progress, RuntimeChanges};
+use super::look::{look_after, Look, Progress, RuntimeChanges};
 use super::observe::observe;
 use super::spec::{self, NodeContext, PodObjects};
-use super::start::{start_container, StartRequest};
+use super::start::{start_container, NotStarted, StartRequest};
 use super::status::{sandbox_ips, Waiting};
 use super::termination::read_messages;
 use super::volumes::{self, Payload, VolumeError, VolumePlan};
@@ -47,16 +50,21 @@ pub struct SyncInput {
     pub api: Option<kube::Client>,
     /// The pod's service account tokens.
     pub tokens: TokenCache,
+    /// Raised by the pod actor once it stops the pod: the sync stops at its next check.
+    pub interrupt: Interrupt,
+    /// Where the look the sync begins with goes (with when it was begun) before the sync
+    /// acts, as upstream reports the status a sync starts from: what set the sync off (a
+    /// container that died) is reported at once, not only once a long sync ends.
+    pub first_look: Option<oneshot::Sender<(PodRuntime, Instant)>>,
 }
 
 /// What a sync did and found.
 pub struct SyncOutcome {
-    /// The runtime's view of the pod after the sync's actions.
-    pub runtime: PodRuntime,
+    /// The look at the pod after the sync's actions; `None` when it could not be taken
+    /// (nothing was measured, so nothing is to be reported).
+    pub look: Option<Look>,
     /// Why containers that are not running are waiting.
     pub waiting: BTreeMap<String, Waiting>,
-    /// The termination messages of exited containers, by name.
-    pub termination_messages: BTreeMap<String, String>,
     /// Updated restart back-off.
     pub restarts: Backoff,
     /// Updated pull back-off.
@@ -69,23 +77,44 @@ pub struct SyncOutcome {
     pub error: Option<String>,
 }
 
-/// Runs one sync of `input.pod`.
-pub async fn sync(mut input: SyncInput) -> SyncOutcome {
+/// Runs one sync of `input.pod`. After a failure the pod is looked at afresh, never through
+/// a look taken before it.
+///
+/// # Errors
+/// [`Interrupted`]: the pod is being stopped, and the sync stopped between two actions
+/// without a last look (the pod's termination takes its own).
+pub async fn sync(mut input: SyncInput) -> Result<SyncOutcome, Interrupted> {
     let mut progress = Progress::default();
-    let (before, error) = if input.halted {
+    let (before, mut error) = if input.halted {
         (None, None)
     } else {
         match reconcile(&mut input, &mut progress).await {
-            Ok(runtime) => (Some(runtime), None),
-            Err(error) => (None, Some(error)),
+            Ok(found) => (Some(found), None),
+            Err(Stopped::Interrupted) => return Err(Interrupted),
+            Err(Stopped::Failed(error)) => (None, Some(error)),
         }
     };
-    let runtime = look_after(&input.port, uid(&input.pod), before, progress.changes)
-        .await
-        .unwrap_or_default();
-    // Small files in the pod's directory and the tails of its logs, read on this thread (see
-    // `file_work`); nothing when no container exited.
-    let termination_messages = read_messages(&runtime);
+    // The look the reconcile worked from still holds when it changed nothing.
+    let begun = match &before {
+        Some((_, begun)) if matches!(progress.changes, RuntimeChanges::Unchanged) => *begun,
+        _ => Instant::now(),
+    };
+    let before = before.map(|(runtime, _)| runtime);
+    let look = match look_after(&input.port, uid(&input.pod), before, progress.changes).await {
+        Ok(runtime) => Some(Look {
+            // Small files in the pod's directory and the tails of its logs, read on this
+            // thread (see `file_work`); nothing when no container exited.
+            termination_messages: read_messages(&runtime),
+            runtime,
+            begun,
+            waiting: progress.waiting.clone(),
+        }),
+        Err(failed) => {
+            let look = format!("the pod could not be looked at: {failed}");
+            error = Some(error.map_or_else(|| look.clone(), |e| format!("{e}; {look}")));
+            None
+        }
+    };
     let now = Instant::now();
     let next_sync = [
         input.restarts.next_expiry(now),
@@ -94,15 +123,35 @@ pub async fn sync(mut input: SyncInput) -> SyncOutcome {
     .into_iter()
     .flatten()
     .min();
-    SyncOutcome {
-        runtime,
+    Ok(SyncOutcome {
+        look,
         waiting: progress.waiting,
-        termination_messages,
         restarts: input.restarts,
         pulls: input.pulls,
         tokens: input.tokens,
         next_sync,
         error,
+    })
+}
+
+/// Why a reconcile stopped early.
+#[derive(Debug)]
+enum Stopped {
+    /// The pod is being stopped.
+    Interrupted,
+    /// A failure: the runtime's, an unusable spec or volume.
+    Failed(String),
+}
+
+impl From<String> for Stopped {
+    fn from(error: String) -> Self {
+        Self::Failed(error)
+    }
+}
+
+impl From<Interrupted> for Stopped {
+    fn from(_: Interrupted) -> Self {
+        Self::Interrupted
     }
 }
 
@@ -120,17 +169,27 @@ enum Step {
 
 /// Brings the runtime in line with the pod spec: a sandbox, then its containers in order.
 /// Returns the look at the runtime it worked from (taken at its start, or again after a new
-/// sandbox), and records in `progress` what it changed since and why containers wait.
+/// sandbox) with when it was begun, and records in `progress` what it changed since and why
+/// containers wait.
 ///
 /// # Errors
-/// A failure that stopped it: the runtime's, an unusable spec or volume.
-async fn reconcile(input: &mut SyncInput, progress: &mut Progress) -> Result<PodRuntime, String> {
+/// A failure that stopped it (the runtime's, an unusable spec or volume), or the interrupt.
+async fn reconcile(
+    input: &mut SyncInput,
+    progress: &mut Progress,
+) -> Result<(PodRuntime, Instant), Stopped> {
     let pod = Arc::clone(&input.pod);
     let node = Arc::clone(&input.node);
+    let mut begun = Instant::now();
     let mut runtime = observe(&input.port, uid(&pod))
         .await
         .map_err(|e| e.to_string())?;
+    if let Some(first_look) = input.first_look.take() {
+        // The pod actor may be gone; the sync goes on regardless.
+        let _ = first_look.send((runtime.clone(), begun));
+    }
     let plan = VolumePlan::for_pod(&pod, &node).map_err(|e| e.to_string())?;
+    input.interrupt.check()?;
     let objects = Arc::new(match &input.api {
         Some(client) => fetch_pod_objects(client, &pod, &mut input.tokens).await,
         None => PodObjects::default(),
@@ -146,11 +205,12 @@ async fn reconcile(input: &mut SyncInput, progress: &mut Progress) -> Result<Pod
             progress.waiting.insert(name, creating);
         }
         if !failures.is_empty() {
-            return Err(volume_failures(&failures));
+            return Err(volume_failures(&failures).into());
         }
         let config = start_sandbox(input, &runtime, &plan, payloads, attempt).await?;
         progress.waiting.clear();
         // Go on with the containers in this same sync: the new sandbox is ready.
+        begun = Instant::now();
         runtime = observe(&input.port, uid(&pod))
             .await
             .map_err(|e| e.to_string())?;
@@ -159,7 +219,7 @@ async fn reconcile(input: &mut SyncInput, progress: &mut Progress) -> Result<Pod
         refresh_volumes(input, &plan, &payloads, &failures, attempt)?
     };
     let Some(sandbox_id) = runtime.ready_sandbox().map(|s| s.id.clone()) else {
-        return Err("the new sandbox is not ready".to_owned());
+        return Err("the new sandbox is not ready".to_owned().into());
     };
     let pod_ips = runtime
         .sandbox_status
@@ -182,10 +242,11 @@ async fn reconcile(input: &mut SyncInput, progress: &mut Progress) -> Result<Pod
     let on_failure =
         pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) == Some("OnFailure");
     for (container, kind) in all_containers(&pod) {
+        input.interrupt.check()?;
         let latest = runtime.latest(&sandbox_id, &container.name);
         let step = match latest.map(|c| (c.state(), c.status.exit_code)) {
             None => {
-                run(input, request(container, kind), &plan, progress).await;
+                run(input, request(container, kind), &plan, progress).await?;
                 if kind == ContainerKind::Init {
                     Step::Wait
                 } else {
@@ -203,7 +264,7 @@ async fn reconcile(input: &mut SyncInput, progress: &mut Progress) -> Result<Pod
                         .await
                         .map_err(|e| e.to_string())?;
                 }
-                run(input, request(container, kind), &plan, progress).await;
+                run(input, request(container, kind), &plan, progress).await?;
                 if kind == ContainerKind::Init {
                     Step::Wait
                 } else {
@@ -228,7 +289,7 @@ async fn reconcile(input: &mut SyncInput, progress: &mut Progress) -> Result<Pod
                 };
                 if restart {
                     restart_after_backoff(input, request(container, kind), latest, &plan, progress)
-                        .await;
+                        .await?;
                 }
                 match kind {
                     ContainerKind::Init if code != 0 => Step::Wait,
@@ -240,7 +301,7 @@ async fn reconcile(input: &mut SyncInput, progress: &mut Progress) -> Result<Pod
             break;
         }
     }
-    Ok(runtime)
+    Ok((runtime, begun))
 }
 
 /// The spec's containers in start order: init containers (sidecars among them), then app
@@ -319,15 +380,16 @@ fn refresh_volumes(
 ///
 /// # Errors
 /// The runtime's failure to stop an old sandbox or run the new one, an invalid sandbox
-/// configuration, or a cgroup or volume that cannot be set up.
+/// configuration, or a cgroup or volume that cannot be set up; or the interrupt.
 async fn start_sandbox(
     input: &SyncInput,
     runtime: &PodRuntime,
     plan: &VolumePlan,
     payloads: BTreeMap<String, Payload>,
     attempt: u32,
-) -> Result<cri::PodSandboxConfig, String> {
+) -> Result<cri::PodSandboxConfig, Stopped> {
     for old in &runtime.sandboxes {
+        input.interrupt.check()?;
         input
             .port
             .call(cri::StopPodSandboxRequest {
@@ -354,6 +416,7 @@ async fn start_sandbox(
         },
     )
     .await??;
+    input.interrupt.check()?;
     input
         .port
         .call(cri::RunPodSandboxRequest {
@@ -380,14 +443,14 @@ fn definition_changed(running: &ObservedContainer, spec: &Container) -> bool {
 /// more.
 ///
 /// # Errors
-/// The runtime's failure to stop it; the sync is retried.
+/// The runtime's failure to stop it (the sync is retried), or the interrupt.
 async fn replace(
     input: &mut SyncInput,
     running: &ObservedContainer,
     request: StartRequest,
     plan: &VolumePlan,
     progress: &mut Progress,
-) -> Result<(), String> {
+) -> Result<(), Stopped> {
     let name = request.container.name.clone();
     let why = match request.kind {
         ContainerKind::Regular => format!("Container {name} definition changed, will be restarted"),
@@ -408,18 +471,21 @@ async fn replace(
     )
     .await?;
     progress.changes = RuntimeChanges::Other;
-    run(input, request, plan, progress).await;
+    run(input, request, plan, progress).await?;
     Ok(())
 }
 
 /// Restarts an exited container unless it is in back-off.
+///
+/// # Errors
+/// The interrupt.
 async fn restart_after_backoff(
     input: &mut SyncInput,
     request: StartRequest,
     exited: Option<&ObservedContainer>,
     plan: &VolumePlan,
     progress: &mut Progress,
-) {
+) -> Result<(), Interrupted> {
     let name = request.container.name.clone();
     let now = Instant::now();
     if let Some(exited) = exited {
@@ -445,7 +511,7 @@ async fn restart_after_backoff(
                 ),
             },
         );
-        return;
+        return Ok(());
     }
     let ran_for = exited.map_or(Duration::ZERO, |c| {
         Duration::from_nanos(u64::try_from(c.status.finished_at - c.status.started_at).unwrap_or(0))
@@ -453,26 +519,43 @@ async fn restart_after_backoff(
     input
         .restarts
         .restarted(&name, ran_for, now, input.restart_policy);
-    run(input, request, plan, progress).await;
+    run(input, request, plan, progress).await
 }
 
 /// Starts one container, recording in `progress` what it started, or why the container waits
 /// (a start that failed may have left a container behind: a change of another kind).
+///
+/// # Errors
+/// The interrupt: the start was abandoned part-way.
 async fn run(
     input: &mut SyncInput,
     request: StartRequest,
     plan: &VolumePlan,
     progress: &mut Progress,
-) {
+) -> Result<(), Interrupted> {
     let name = request.container.name.clone();
     let sandbox_id = request.sandbox_id.clone();
-    match start_container(&input.port, &input.node, plan, &mut input.pulls, request).await {
+    let started = start_container(
+        &input.port,
+        &input.node,
+        plan,
+        &mut input.pulls,
+        &input.interrupt,
+        request,
+    )
+    .await;
+    match started {
         Ok(container_id) => progress.changes.started(sandbox_id, container_id),
-        Err(why) => {
+        Err(NotStarted::Waiting(why)) => {
             progress.waiting.insert(name, why);
             progress.changes = RuntimeChanges::Other;
         }
+        Err(NotStarted::Interrupted) => {
+            progress.changes = RuntimeChanges::Other;
+            return Err(Interrupted);
+        }
     }
+    Ok(())
 }
 
 /// How long ago a CRI timestamp (nanoseconds since the epoch) was.

@@ -1,7 +1,9 @@
 //! The pod actor (`pod/<namespace>/<name>`): owns one pod on the node and keeps the runtime in
 //! line with its spec. PLEG events, back-off timers, spec changes ([`UpdatePod`]) and a
 //! periodic resync only trigger a sync; each sync compares the whole spec with the whole
-//! runtime state.
+//! runtime state. Once the actor decides to stop the pod (terminate it, or stop it past its
+//! deadline) it raises its [`Interrupter`], and the sync under way stops at its next check.
+//! Its status reports are made in `reporting`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -13,19 +15,23 @@ use actix::{
 use futures::FutureExt;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::PodKey;
+use tokio::sync::oneshot;
 
+use super::interrupt::{Interrupted, Interrupter};
 use super::kill::{kill_container, kill_pod, pod_grace, stop_pod};
+use super::look::Look;
 use super::probe::{ProbeDeps, ProbeKind, ProbeResult, ProbeSet};
-use super::report;
 use super::spec::NodeContext;
-use super::status::{api_time, Knowledge};
 use super::sync::{sync, SyncInput, SyncOutcome};
 use crate::api::TokenCache;
 use crate::events::EventSink;
-use crate::pod_manager::{PodManager, PodReport, PodTerminated};
+use crate::pod_manager::{PodManager, PodTerminated};
 use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_supervisor::failpoint;
+
+#[path = "worker_report.rs"]
+mod reporting;
 
 /// A sync happens at least this often even when nothing triggers one.
 const RESYNC_PERIOD: Duration = Duration::from_secs(10);
@@ -64,6 +70,11 @@ pub struct PodWorker {
     tokens: TokenCache,
     first_seen: SystemTime,
     last_status: Option<sergeant_messages::pods::core::PodStatus>,
+    /// The look behind the last report: a report never goes back to an older one, and a look
+    /// while a sync runs refreshes its containers.
+    reported: Option<Look>,
+    /// Whether a look while a sync runs is under way.
+    looking: bool,
     /// Whether `kubelet_pod_start_duration_seconds` has this pod already.
     start_recorded: bool,
     /// Time its syncs spent in runtime calls until it started, to tell sergeant's own part of
@@ -76,6 +87,8 @@ pub struct PodWorker {
     stopped: bool,
     /// The probe workers of the running containers, and their verdicts.
     probes: ProbeSet,
+    /// Raised once the pod is to be stopped; every sync holds its other end.
+    interrupter: Interrupter,
     busy: bool,
     again: bool,
     timer: Option<SpawnHandle>,
@@ -96,12 +109,15 @@ impl PodWorker {
             tokens: TokenCache::default(),
             first_seen: SystemTime::now(),
             last_status: None,
+            reported: None,
+            looking: false,
             start_recorded: false,
             runtime_time: Duration::ZERO,
             terminating,
             failure: None,
             stopped: false,
             probes: ProbeSet::default(),
+            interrupter: Interrupter::new(),
             busy: false,
             again: false,
             timer: None,
@@ -115,10 +131,17 @@ impl PodWorker {
         self
     }
 
-    /// Starts a sync now, or right after the one running.
+    /// Starts a sync now, or right after the one running. A pod past its deadline is to be
+    /// stopped: the sync under way is interrupted.
     fn trigger(&mut self, ctx: &mut Context<Self>) {
+        if self.failure.is_none() && self.past_deadline() {
+            tracing::info!(pod = %self.key, "active deadline exceeded, stopping the pod");
+            self.failure = Some((DEADLINE_REASON.to_owned(), DEADLINE_MESSAGE.to_owned()));
+            self.interrupter.raise();
+        }
         if self.busy {
             self.again = true;
+            self.look_meanwhile(ctx);
             return;
         }
         if let Err(fault) = failpoint::check("pod::sync") {
@@ -128,10 +151,6 @@ impl PodWorker {
         self.again = false;
         if let Some(handle) = self.timer.take() {
             ctx.cancel_future(handle);
-        }
-        if self.failure.is_none() && self.past_deadline() {
-            tracing::info!(pod = %self.key, "active deadline exceeded, stopping the pod");
-            self.failure = Some((DEADLINE_REASON.to_owned(), DEADLINE_MESSAGE.to_owned()));
         }
         match (self.terminating, self.pod.clone()) {
             (Some(grace), pod) => self.terminate(grace, pod, ctx),
@@ -195,20 +214,42 @@ impl PodWorker {
             halted,
             api: self.deps.api.clone(),
             tokens: self.tokens.clone(),
+            interrupt: self.interrupter.interrupt(),
+            first_look: None,
         }
     }
 
     fn sync(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
-        let input = self.sync_input(&pod, self.failure.is_some());
+        let mut input = self.sync_input(&pod, self.failure.is_some());
+        let (first_look, looked) = oneshot::channel();
+        input.first_look = Some(first_look);
+        let first_pod = Arc::clone(&pod);
+        ctx.spawn(looked.into_actor(self).map(move |first, act, _| {
+            // None when the sync failed before it looked.
+            if let Ok((runtime, begun)) = first {
+                act.report_runtime(&first_pod, runtime, begun);
+            }
+        }));
         let events = self.deps.events.for_pod(&pod);
         ctx.spawn(
             time_in_runtime(events.scope(sync(input)))
                 .into_actor(self)
                 .map(move |(outcome, in_runtime), act, ctx| {
                     act.runtime_time += in_runtime;
-                    act.synced(&pod, outcome, ctx);
+                    match outcome {
+                        Ok(outcome) => act.synced(&pod, outcome, ctx),
+                        Err(Interrupted) => act.interrupted(ctx),
+                    }
                 }),
         );
+    }
+
+    /// The sync stopped part-way because the pod is to be stopped: stop it now.
+    fn interrupted(&mut self, ctx: &mut Context<Self>) {
+        tracing::info!(pod = %self.key, "sync interrupted: the pod is being stopped");
+        metrics::counter!("sergeant_pod_syncs_interrupted_total").increment(1);
+        self.busy = false;
+        self.trigger(ctx);
     }
 
     fn synced(&mut self, pod: &Pod, outcome: SyncOutcome, ctx: &mut Context<Self>) {
@@ -227,17 +268,20 @@ impl PodWorker {
         {
             events.back_off_restarting(container);
         }
-        if self.failure.is_none() {
-            let report = ctx.address().recipient();
-            let deps = ProbeDeps {
-                key: &self.key,
-                port: &self.deps.port,
-                report: &report,
-                events: &events,
-            };
-            self.probes.reconcile(pod, &outcome.runtime, &deps);
+        // Without a look at the runtime nothing was measured: the last report stands.
+        if let Some(look) = outcome.look {
+            if self.failure.is_none() {
+                let report = ctx.address().recipient();
+                let deps = ProbeDeps {
+                    key: &self.key,
+                    port: &self.deps.port,
+                    report: &report,
+                    events: &events,
+                };
+                self.probes.reconcile(pod, &look.runtime, &deps);
+            }
+            self.report(pod, look);
         }
-        self.report(pod, &outcome);
         let next = outcome.next_sync.map_or(RESYNC_PERIOD, |at| {
             at.saturating_duration_since(Instant::now())
                 .min(RESYNC_PERIOD)
@@ -250,52 +294,6 @@ impl PodWorker {
         self.timer = Some(ctx.run_later(next, |act, ctx| act.trigger(ctx)));
         if self.again {
             self.trigger(ctx);
-        }
-    }
-
-    /// Computes the pod's status from what a sync found and reports it to the pod manager.
-    fn report(&mut self, pod: &Pod, outcome: &SyncOutcome) {
-        let known = Knowledge {
-            start_time: Some(api_time(self.first_seen)),
-            failure: self.failure.clone(),
-            ready: self.probes.verdicts(ProbeKind::Readiness),
-            started: self.probes.verdicts(ProbeKind::Startup),
-            terminating: self.terminating.is_some(),
-            ..Knowledge::default()
-        };
-        let reported = report::status(
-            pod,
-            self.last_status.as_ref(),
-            outcome,
-            &self.deps.node,
-            known,
-        );
-        self.last_status = reported.status.clone();
-        self.record_start(reported.status.as_ref());
-        self.deps.manager.do_send(PodReport {
-            key: self.key.clone(),
-            pod: Arc::new(reported),
-        });
-    }
-
-    /// Records `kubelet_pod_start_duration_seconds` (first seen → every app container running)
-    /// the first time the pod gets there, and `sergeant_pod_start_overhead_seconds`: that time
-    /// less what the runtime calls took.
-    fn record_start(&mut self, status: Option<&sergeant_messages::pods::core::PodStatus>) {
-        let all_running = status
-            .and_then(|s| s.container_statuses.as_ref())
-            .is_some_and(|all| {
-                !all.is_empty()
-                    && all
-                        .iter()
-                        .all(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()))
-            });
-        if all_running && !self.start_recorded {
-            self.start_recorded = true;
-            let took = self.first_seen.elapsed().unwrap_or_default();
-            metrics::histogram!("kubelet_pod_start_duration_seconds").record(took.as_secs_f64());
-            let own = took.saturating_sub(self.runtime_time);
-            metrics::histogram!("sergeant_pod_start_overhead_seconds").record(own.as_secs_f64());
         }
     }
 
@@ -317,7 +315,8 @@ impl PodWorker {
             let last = match last_look {
                 Some(input) => {
                     stop_pod(&port, &uid, Some(&input.pod), grace).await?;
-                    Some(sync(input).await)
+                    // Halted, it only looks: it has nothing to interrupt.
+                    sync(input).await.ok()
                 }
                 None => None,
             };
@@ -334,8 +333,8 @@ impl PodWorker {
             match result {
                 Ok(last) => {
                     tracing::info!(pod = %act.key, "pod terminated");
-                    if let (Some(outcome), Some(pod)) = (last, act.pod.clone()) {
-                        act.report(&pod, &outcome);
+                    if let (Some(look), Some(pod)) = (last.and_then(|o| o.look), act.pod.clone()) {
+                        act.report(&pod, look);
                     }
                     act.deps.manager.do_send(PodTerminated {
                         key: act.key.clone(),
@@ -426,6 +425,7 @@ impl Handler<TerminatePod> for PodWorker {
         if self.terminating.is_none() {
             tracing::info!(pod = %self.key, "terminating");
             self.terminating = Some(msg.grace);
+            self.interrupter.raise();
             self.trigger(ctx);
         }
     }

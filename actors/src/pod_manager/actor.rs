@@ -394,6 +394,10 @@ impl Actor for PodManager {
             "kubelet_pod_start_duration_seconds",
             "Duration from the pod actor first seeing a pod to all its containers running."
         );
+        metrics::describe_counter!(
+            "sergeant_pod_syncs_interrupted_total",
+            "Pod syncs stopped part-way because their pod was to be terminated or stopped."
+        );
         metrics::describe_histogram!(
             "sergeant_pod_start_overhead_seconds",
             "sergeant's own part of kubelet_pod_start_duration_seconds: that time less the runtime calls the pod's syncs waited on."
@@ -469,13 +473,11 @@ impl Message for PodReport {
 impl Handler<PodReport> for PodManager {
     type Result = ();
 
+    /// Forwards the status and keeps it for `/pods`, a terminating pod's too: its status
+    /// follows its containers as they stop, until its actor reports it terminated.
     fn handle(&mut self, report: PodReport, _: &mut Context<Self>) {
         self.forward(&report.key, &report.pod);
-        if self
-            .workers
-            .get(&report.key.uid)
-            .is_some_and(|w| !w.terminating)
-        {
+        if self.workers.contains_key(&report.key.uid) {
             self.reports.insert(report.key.uid, report.pod);
             self.show_status();
         }
