@@ -1070,8 +1070,28 @@ instance_env() {
 		CONTAINERD_LOG "$(instance_log "$name")"
 }
 
+# reclaim_dead_instance NAME: when NAME's directory exists but its containerd is not running
+# (killed, or the machine's processes were stopped without a reboot), free what that run left
+# holding the node: its shims and containers, their cgroups, the network namespaces and shm
+# mounts under its state directory (which keep pod interfaces on its bridge), its CNI cache.
+# Images under its root stay, so the next start does not pull again.
+reclaim_dead_instance() {
+	local name=$1 dir containers
+	dir=$(instance_dir "$name")
+	[[ -d $dir ]] || return 0
+	containerd_pid "$name" >/dev/null && return 0
+	log "containerd '$name' is not running: reclaiming what its last run left"
+	containers=$(instance_containers "$dir")
+	kill_shims "$name"
+	delete_runc_containers "$name"
+	remove_container_cgroups <<<"$containers"
+	unmount_under "$dir/state"
+	remove_cni_cache "$name" "$dir"
+}
+
 instance_up() {
 	local name=$1 index changed
+	reclaim_dead_instance "$name"
 	index=$(choose_index "$name")
 	changed=$(write_instance_files "$name" "$index")
 	start_containerd "$name" "$changed"
