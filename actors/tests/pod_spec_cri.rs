@@ -11,17 +11,19 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::FutureExt;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use sergeant_actors::pod::spec::{
-    container_config, ensure_pod_cgroup, pod_cgroup_parent, prepare_container_log_dir,
-    prepare_termination_log, qos_class, remove_pod_cgroup, sandbox_config, NodeContext, PodObjects,
-    QosClass,
-};
-use sergeant_actors::pod::volumes::{setup_volumes, teardown_pod_dir, VolumePlan};
 use sergeant_config::Endpoint;
 use sergeant_config::{FlagOverrides, NodeConfig};
 use sergeant_core::hash::container_hash;
 use sergeant_core::kind::ContainerKind;
 use sergeant_core::labels;
+use sergeant_core::spec::{
+    container_config, pod_cgroup_parent, qos_class, sandbox_config, NodeContext, PodObjects,
+    QosClass,
+};
+use sergeant_core::volumes::VolumePlan;
+use sergeant_host::cgroup::{ensure_pod_cgroup, remove_pod_cgroup};
+use sergeant_host::pod_files::{prepare_container_log_dir, prepare_termination_log};
+use sergeant_host::volumes::{setup_volumes, teardown_pod_dir};
 use sergeant_messages::pods::core::{
     Container, EmptyDirVolumeSource, EnvVar, Pod, PodSpec, ResourceRequirements, Volume,
     VolumeMount,
@@ -64,7 +66,7 @@ fn node(root: &Path) -> NodeContext {
         ..Default::default()
     };
     let config = NodeConfig::parse(text, "test", &flags).expect("config");
-    let mut node = NodeContext::from_config(&config).expect("node context");
+    let mut node = sergeant_host::node::node_context(&config).expect("node context");
     node.pod_log_root = root.join("logs");
     node
 }
@@ -209,7 +211,9 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
         ensure_pod_cgroup(&cgroup, node.pod_pids_limit).expect("pod cgroup");
         let plan = VolumePlan::for_pod(&pod, &node).expect("volume plan");
         setup_volumes(&plan, &BTreeMap::new()).expect("volumes");
-        let sandbox = sandbox_config(&pod, &node, 0).expect("sandbox config");
+        let resolv_conf = sergeant_host::dns::read_resolv_conf(&node);
+        let sandbox =
+            sandbox_config(&pod, &node, 0, resolv_conf.as_deref()).expect("sandbox config");
         let sandbox_id = client
             .run_pod_sandbox(sandbox.clone(), "")
             .await

@@ -6,12 +6,22 @@
 //! ([`backoff::Backoff`]) and the probe verdicts, the [`plan::PodActions`] a pod actor then
 //! executes. Around it: the container kinds and their start order ([`kind`]), the spec hash that
 //! tells a changed container ([`hash`]), and the labels that tie runtime objects to pods
-//! ([`labels`]).
+//! ([`labels`]). The pod's translation into CRI configurations ([`spec`]), its volumes as
+//! decided from the spec ([`volumes`]), its status from what the runtime shows ([`status`]),
+//! the node's allocatable resources ([`allocatable`]) and the name rules of the API
+//! ([`names`]) are here too.
 
+pub mod allocatable;
 pub mod backoff;
 pub mod hash;
 pub mod kind;
 pub mod labels;
+pub mod names;
 pub mod plan;
 pub mod runtime;
+pub mod spec;
+pub mod status;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod time;
+pub mod volumes;

@@ -16,10 +16,14 @@ pub fn go_duration(duration: Duration) -> String {
     }
 }
 
-/// Formats a wall-clock time as RFC 3339 in UTC with millisecond precision
-/// (`2023-11-14T22:13:20.123Z`), as sergeant's own records (failures, reloads) show times.
+/// `time` in UTC, formatted with `strftime`-style `format` (jiff's directives).
 #[must_use]
-pub fn rfc3339_millis(time: SystemTime) -> String {
+pub fn format_utc(time: SystemTime, format: &str) -> String {
+    timestamp(time).strftime(format).to_string()
+}
+
+/// `time` as a jiff timestamp; the epoch for a time before it or out of range.
+fn timestamp(time: SystemTime) -> Timestamp {
     let nanos = time
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |since| since.as_nanos());
@@ -27,8 +31,13 @@ pub fn rfc3339_millis(time: SystemTime) -> String {
         .ok()
         .and_then(|nanos| Timestamp::from_nanosecond(nanos).ok())
         .unwrap_or(Timestamp::UNIX_EPOCH)
-        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
+}
+
+/// Formats a wall-clock time as RFC 3339 in UTC with millisecond precision
+/// (`2023-11-14T22:13:20.123Z`), as sergeant's own records (failures, reloads) show times.
+#[must_use]
+pub fn rfc3339_millis(time: SystemTime) -> String {
+    format_utc(time, "%Y-%m-%dT%H:%M:%S%.3fZ")
 }
 
 #[cfg(test)]

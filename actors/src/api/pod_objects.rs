@@ -11,7 +11,7 @@ use sergeant_messages::pods::core::Pod;
 
 use super::forbidden::retry_forbidden;
 use super::token::{TokenCache, TokenOwner};
-use crate::pod::spec::{references, ObjectData, ObjectKind, PodObjects};
+use sergeant_core::spec::{references, ObjectData, ObjectKind, PodObjects};
 
 /// Fetches every object `pod` refers to (see [`references`]); tokens come from `tokens`, which
 /// requests new ones when due and forgets those no longer used.

@@ -11,7 +11,7 @@ use kube::api::PostParams;
 use kube::{Api, Client};
 
 use super::forbidden::retry_forbidden;
-use crate::pod::spec::TokenKey;
+use sergeant_core::spec::TokenKey;
 
 /// A token is renewed at the latest after this long, whatever its lifetime.
 const MAX_TOKEN_AGE: Duration = Duration::from_secs(24 * 60 * 60);

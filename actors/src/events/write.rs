@@ -10,7 +10,7 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 
 use super::record::Record;
-use crate::pod::status::api_time;
+use sergeant_core::status::api_time;
 
 /// The component that writes the events, as upstream.
 const COMPONENT: &str = "kubelet";

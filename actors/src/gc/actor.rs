@@ -15,7 +15,6 @@ use super::collect::{
 };
 use super::plan::Policy;
 use crate::config_feed::{self, ConfigState};
-use crate::pod::spec::NodeContext;
 use crate::pod_manager::PodManager;
 use crate::runtime::RuntimePort;
 use sergeant_supervisor::failpoint;
@@ -192,7 +191,7 @@ impl Actor for GarbageCollector {
         let active = self.config.borrow().active.clone();
         let read = async move {
             tokio::task::spawn_blocking(move || {
-                NodeContext::from_config(&active).map_err(|e| e.to_string())
+                sergeant_host::node::node_context(&active).map_err(|e| e.to_string())
             })
             .await
             .unwrap_or_else(|e| Err(format!("reading did not finish: {e}")))

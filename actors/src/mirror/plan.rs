@@ -99,7 +99,7 @@ mod tests {
         ]);
         let mut deleting = (*pod("deleting", CONFIG_MIRROR, "h4")).clone();
         deleting.metadata.deletion_timestamp =
-            Some(crate::pod::status::api_time(std::time::SystemTime::now()));
+            Some(sergeant_core::status::api_time(std::time::SystemTime::now()));
         let mirrors = by_key(&[
             pod("same", CONFIG_MIRROR, "h2"),
             pod("edited", CONFIG_MIRROR, "old"),

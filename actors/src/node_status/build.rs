@@ -16,7 +16,7 @@ use sergeant_messages::KUBERNETES_VERSION;
 
 use super::conditions;
 use super::machine::MachineFacts;
-use crate::allocatable::NodeResources;
+use sergeant_core::allocatable::NodeResources;
 
 /// The operating system sergeant runs on, as the `kubernetes.io/os` label and `nodeInfo` say.
 const OS: &str = "linux";

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use sergeant_config::NodeConfig;
 
 use super::address;
-use crate::allocatable::NodeResources;
-use crate::pod::spec::NodeContext;
+use sergeant_core::allocatable::NodeResources;
 
 const MACHINE_ID: [&str; 2] = ["/etc/machine-id", "/var/lib/dbus/machine-id"];
 const SYSTEM_UUID: &str = "/sys/class/dmi/id/product_uuid";
@@ -72,7 +71,8 @@ pub struct MachineFacts {
 /// [`MachineError`] when the node settings, the boot id or the kernel release cannot be read,
 /// or the root dir's filesystem cannot be measured.
 pub fn read(config: &NodeConfig) -> Result<MachineFacts, MachineError> {
-    let node = NodeContext::from_config(config).map_err(|e| MachineError::Node(e.to_string()))?;
+    let node =
+        sergeant_host::node::node_context(config).map_err(|e| MachineError::Node(e.to_string()))?;
     let storage = filesystem_bytes(&node.root_dir)?;
     Ok(MachineFacts {
         internal_ip: node.node_ip.or_else(address::default_route_address),

@@ -14,18 +14,10 @@
 //! Work that never leaves sergeant's own places (a container's files, the API-backed volumes'
 //! refresh, termination messages) is simply called where it is needed; [`run_file_work`] is
 //! for work whose reach depends on the pod: the sandbox setup with its volumes
-//! ([`crate::pod::volumes::VolumePlan::reach`]) and a container's subPath binds
-//! ([`crate::pod::volumes::sub_paths_reach`]).
+//! ([`sergeant_core::volumes::VolumePlan::reach`]) and a container's subPath binds
+//! ([`sergeant_core::volumes::sub_paths_reach`]).
 
-/// How far a piece of file work reaches, which decides the thread it runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
-    /// Only places sergeant owns on local file systems: its root directory, the pod logs
-    /// directory, cgroupfs and the tmpfs mounts it makes. Runs on the caller's thread.
-    Own,
-    /// Also host paths a pod spec names. Runs on the blocking pool.
-    Host,
-}
+use sergeant_core::volumes::Reach;
 
 /// Runs `work`, blocking file-system calls, on the thread its [`Reach`] calls for.
 ///

@@ -10,11 +10,11 @@ use sergeant_messages::runtime::cri;
 
 use super::hooks;
 use super::observe::observe;
-use super::spec::{self, NodeContext};
 use crate::events::{container_event, reason, EventType};
 use crate::runtime::RuntimePort;
 use sergeant_core::labels;
 use sergeant_core::runtime::{ObservedContainer, PodRuntime};
+use sergeant_core::spec::{self, NodeContext};
 
 /// The extra time upstream gives a preStop hook still running when the grace period ends.
 const PRE_STOP_EXTENSION: Duration = Duration::from_secs(2);
@@ -44,10 +44,12 @@ pub async fn kill_pod(
 ) -> Result<(), String> {
     let runtime = stop_pod(port, uid, pod, grace).await?;
     let (owned_node, owned_uid) = (node.clone(), uid.to_owned());
-    tokio::task::spawn_blocking(move || super::volumes::teardown_pod_dir(&owned_uid, &owned_node))
-        .await
-        .map_err(|e| format!("teardown did not finish: {e}"))?
-        .map_err(|e| e.to_string())?;
+    tokio::task::spawn_blocking(move || {
+        sergeant_host::volumes::teardown_pod_dir(&owned_uid, &owned_node)
+    })
+    .await
+    .map_err(|e| format!("teardown did not finish: {e}"))?
+    .map_err(|e| e.to_string())?;
     for sandbox in &runtime.sandboxes {
         port.call(cri::RemovePodSandboxRequest {
             pod_sandbox_id: sandbox.id.clone(),
@@ -58,7 +60,7 @@ pub async fn kill_pod(
     let Some(cgroup) = pod.map(|p| spec::pod_cgroup_parent(p, node)) else {
         return Ok(());
     };
-    tokio::task::spawn_blocking(move || spec::remove_pod_cgroup(&cgroup))
+    tokio::task::spawn_blocking(move || sergeant_host::cgroup::remove_pod_cgroup(&cgroup))
         .await
         .map_err(|e| format!("cgroup removal did not finish: {e}"))?
         .map_err(|e| e.to_string())

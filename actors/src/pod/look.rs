@@ -10,9 +10,9 @@ use std::time::Instant;
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::observe::{observe, refresh};
-use super::status::Waiting;
 use crate::runtime::RuntimePort;
 use sergeant_core::runtime::PodRuntime;
+use sergeant_core::status::Waiting;
 
 /// What a sync's reconcile did to the pod's runtime objects, which decides how the look after
 /// it is taken ([`look_after`]).

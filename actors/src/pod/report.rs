@@ -5,9 +5,9 @@ use std::time::SystemTime;
 
 use sergeant_messages::pods::core::{Pod, PodStatus};
 
-use super::spec::NodeContext;
-use super::status::{api_time, compute, Knowledge, Observed};
 use sergeant_core::runtime::PodRuntime;
+use sergeant_core::spec::NodeContext;
+use sergeant_core::status::{api_time, compute, Knowledge, Observed};
 
 /// `pod` with the status `runtime` shows — a look at the runtime, so only a measurement is
 /// reported — and `previous` keeping condition transition times. `known` is what the pod

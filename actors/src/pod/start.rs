@@ -12,14 +12,15 @@ use super::credentials;
 use super::file_work::run_file_work;
 use super::hooks;
 use super::interrupt::{Interrupt, Interrupted};
-use super::spec::{self, NodeContext};
-use super::status::Waiting;
-use super::volumes::{self, SubPathMount, VolumePlan};
+use super::volume_events::record_subpath_refusal;
 use crate::events::EventType::{Normal, Warning};
 use crate::events::{container_event, go_millis, reason};
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::kind::ContainerKind;
+use sergeant_core::spec::{self, NodeContext};
+use sergeant_core::status::Waiting;
+use sergeant_core::volumes::{self, SubPathMount, VolumePlan};
 
 /// Image pull back-off, as upstream: 10 s doubling to 300 s.
 const PULL_BACKOFF: BackoffPolicy = BackoffPolicy {
@@ -194,10 +195,12 @@ pub async fn start_container(
 /// What could not be written, to be reported once the image is known to be there.
 fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), String> {
     let (pod, container) = (&request.pod, &request.container);
-    spec::prepare_container_log_dir(pod, &container.name, node).map_err(|e| e.to_string())?;
-    spec::prepare_termination_log(pod, container, request.restart_count, node)
+    sergeant_host::pod_files::prepare_container_log_dir(pod, &container.name, node)
         .map_err(|e| e.to_string())?;
-    spec::prepare_hosts_file(pod, &request.pod_ips, node).map_err(|e| e.to_string())?;
+    sergeant_host::pod_files::prepare_termination_log(pod, container, request.restart_count, node)
+        .map_err(|e| e.to_string())?;
+    sergeant_host::pod_files::prepare_hosts_file(pod, &request.pod_ips, node)
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -213,12 +216,12 @@ async fn bind_sub_paths(mounts: Vec<SubPathMount>) -> Result<(), String> {
     }
     let reach = volumes::sub_paths_reach(&mounts);
     run_file_work(reach, "subPath preparation", move || {
-        volumes::prepare_sub_paths(&mounts)
+        sergeant_host::volumes::prepare_sub_paths(&mounts)
     })
     .await?
     .map_err(|refused| {
         // Here, in the pod's span: the blocking pool has none.
-        refused.record();
+        record_subpath_refusal(&refused);
         refused.to_string()
     })
 }

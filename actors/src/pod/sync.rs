@@ -17,18 +17,19 @@ use super::interrupt::{Interrupt, Interrupted};
 use super::kill::{self, kill_container};
 use super::look::{look_after, Look, Progress, RuntimeChanges};
 use super::observe::observe;
-use super::spec::{self, NodeContext, PodObjects};
 use super::start::{start_container, NotStarted, StartRequest};
-use super::status::{sandbox_ips, Waiting};
 use super::termination::read_messages;
-use super::volumes::{self, Payload, VolumeError, VolumePlan};
+use super::volume_events::record_volume_failure;
 use crate::api::{fetch_pod_objects, TokenCache};
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::hash::container_hash;
 use sergeant_core::kind::ContainerKind;
 use sergeant_core::runtime::{ObservedContainer, PodRuntime};
+use sergeant_core::spec::{self, NodeContext, PodObjects};
+use sergeant_core::status::{sandbox_ips, Waiting};
 use sergeant_core::time::go_duration;
+use sergeant_core::volumes::{self, Payload, VolumeError, VolumePlan};
 
 /// Everything one sync needs; the pod actor hands it over and gets a [`SyncOutcome`] back.
 pub struct SyncInput {
@@ -341,7 +342,7 @@ fn sandbox_attempt(runtime: &PodRuntime) -> u32 {
 /// Counts and logs volume failures; the error of a sync they stop, naming every one.
 fn volume_failures(failures: &[VolumeError]) -> String {
     for failure in failures {
-        failure.record();
+        record_volume_failure(failure);
     }
     failures
         .iter()
@@ -365,8 +366,9 @@ fn refresh_volumes(
     failures: &[VolumeError],
     attempt: u32,
 ) -> Result<cri::PodSandboxConfig, String> {
-    let more = volumes::refresh_api_volumes(plan, payloads);
-    let config = spec::sandbox_config(&input.pod, &input.node, attempt);
+    let more = sergeant_host::volumes::refresh_api_volumes(plan, payloads);
+    let resolv_conf = sergeant_host::dns::read_resolv_conf(&input.node);
+    let config = spec::sandbox_config(&input.pod, &input.node, attempt, resolv_conf.as_deref());
     let failed: Vec<VolumeError> = failures.iter().cloned().chain(more).collect();
     if !failed.is_empty() {
         tracing::warn!("volumes not updated: {}", volume_failures(&failed));
@@ -409,9 +411,13 @@ async fn start_sandbox(
         plan.reach(),
         "sandbox setup",
         move || -> Result<_, String> {
-            let config = spec::sandbox_config(&pod, &node, attempt).map_err(|e| e.to_string())?;
-            spec::ensure_pod_cgroup(&cgroup, pids_limit).map_err(|e| e.to_string())?;
-            volumes::setup_volumes(&plan, &payloads).map_err(|e| volume_failures(&[e]))?;
+            let resolv_conf = sergeant_host::dns::read_resolv_conf(&node);
+            let config = spec::sandbox_config(&pod, &node, attempt, resolv_conf.as_deref())
+                .map_err(|e| e.to_string())?;
+            sergeant_host::cgroup::ensure_pod_cgroup(&cgroup, pids_limit)
+                .map_err(|e| e.to_string())?;
+            sergeant_host::volumes::setup_volumes(&plan, &payloads)
+                .map_err(|e| volume_failures(&[e]))?;
             Ok(config)
         },
     )

@@ -14,10 +14,10 @@ use crate::pod::look::Look;
 use crate::pod::observe::refresh;
 use crate::pod::probe::ProbeKind;
 use crate::pod::report;
-use crate::pod::status::{api_time, Knowledge};
 use crate::pod::termination::read_messages;
 use crate::pod_manager::PodReport;
 use sergeant_core::runtime::PodRuntime;
+use sergeant_core::status::{api_time, Knowledge};
 
 impl PodWorker {
     /// Something changed while a sync or a stop is under way, which may take long (a pull, a

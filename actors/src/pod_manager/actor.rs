@@ -12,18 +12,18 @@ use tokio::sync::watch;
 
 use super::admission::{admit, Capacity, Rejection};
 use super::update::changed;
-use crate::allocatable::NodeResources;
 use crate::config_feed::ConfigState;
 use crate::events::EventSink;
 use crate::mirror::is_static_pod;
 use crate::pod::report;
-use crate::pod::spec::NodeContext;
 use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, UpdatePod, WorkerDeps};
 use crate::runtime::RuntimePort;
 use crate::sources::api_pod::is_api_pod;
 use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
+use sergeant_core::allocatable::NodeResources;
 use sergeant_core::backoff::BackoffPolicy;
 use sergeant_core::labels;
+use sergeant_core::spec::NodeContext;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::{spawn_actor, ChildEnv, ChildRef, JoinOutcome, Running};
 
@@ -402,7 +402,7 @@ impl Actor for PodManager {
             "sergeant_pod_start_overhead_seconds",
             "sergeant's own part of kubelet_pod_start_duration_seconds: that time less the runtime calls the pod's syncs waited on."
         );
-        match NodeContext::from_config(&self.deps.config.borrow().active) {
+        match sergeant_host::node::node_context(&self.deps.config.borrow().active) {
             Ok(node) => self.node = Some(Arc::new(node)),
             Err(err) => {
                 return self

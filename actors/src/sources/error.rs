@@ -6,8 +6,9 @@
 use std::cell::OnceCell;
 use std::fmt;
 
-use super::limits::{MAX_PROBLEMS_SHOWN, MAX_QUOTED_CHARS};
+use super::limits::MAX_PROBLEMS_SHOWN;
 use super::outline::{outline, LineIndex};
+use sergeant_core::names::{cut, MAX_QUOTED_CHARS};
 
 /// The longest reason a problem carries, in characters: reasons quote what the manifest
 /// wrote (a parser's message may hold a whole value), and a message must stay readable.
@@ -133,14 +134,6 @@ fn clip(reason: String) -> String {
     match cut(&reason, MAX_REASON_CHARS) {
         (_, false) => reason,
         (start, true) => format!("{start}..."),
-    }
-}
-
-/// `text`'s first `max` characters, and whether that is less than all of it.
-pub(crate) fn cut(text: &str, max: usize) -> (&str, bool) {
-    match text.char_indices().nth(max) {
-        None => (text, false),
-        Some((end, _)) => (&text[..end], true),
     }
 }
 

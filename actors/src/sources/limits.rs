@@ -52,6 +52,3 @@ pub(crate) const MAX_PORTS: usize = 1024;
 /// How many of a rejected manifest's problems are listed; the rest are counted. A file with
 /// thousands of bad labels gives a rejection one can read, and a log line of bounded size.
 pub(crate) const MAX_PROBLEMS_SHOWN: usize = 20;
-
-/// How much of a value written in the manifest an error message quotes, in characters.
-pub(crate) const MAX_QUOTED_CHARS: usize = 64;

@@ -12,9 +12,9 @@ use sergeant_messages::pods::core::Pod;
 
 use super::error::{FieldPath, Manifest, ManifestError, Segment};
 use super::fields::known_fields;
-use super::limits::MAX_QUOTED_CHARS;
-use super::names::quoted;
 use super::outline::outline;
+use sergeant_core::names::quoted;
+use sergeant_core::names::MAX_QUOTED_CHARS;
 
 /// The only `apiVersion` and `kind` a static pod manifest may have.
 const API_VERSION: &str = "v1";

@@ -22,11 +22,8 @@ mod file;
 mod libyaml;
 mod limits;
 mod manifest;
-pub(crate) mod names;
-mod outline;
+pub(crate) mod outline;
 mod static_pod;
-#[cfg(test)]
-mod test_strings;
 mod validate;
 
 pub use actor::StaticPodSource;

@@ -3,7 +3,7 @@
 //! and `kubernetes.io/dockercfg`) make a keyring ([`keyring`]) matched against the image's
 //! registry and repository ([`reference`]); [`pull_image`] tries the matching credentials in
 //! order. The secrets themselves are fetched with the pod's other API objects
-//! ([`crate::pod::spec::PodObjects`]).
+//! ([`sergeant_core::spec::PodObjects`]).
 
 pub mod docker_config;
 pub mod keyring;

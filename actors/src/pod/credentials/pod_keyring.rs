@@ -5,7 +5,7 @@ use sergeant_messages::pods::core::Pod;
 
 use super::docker_config::{add_secret, PullSecretError};
 use super::keyring::Keyring;
-use crate::pod::spec::{ObjectKind, PodObjects};
+use sergeant_core::spec::{ObjectKind, PodObjects};
 
 /// A pod's pull credentials and what went wrong reading them.
 #[derive(Debug, Default)]
@@ -68,7 +68,7 @@ mod tests {
         .unwrap()
     }
 
-    fn secret(user: &str) -> crate::pod::spec::ObjectData {
+    fn secret(user: &str) -> sergeant_core::spec::ObjectData {
         let config =
             format!(r#"{{"auths": {{"quay.io": {{"username": "{user}", "password": "p"}}}}}}"#);
         [(".dockerconfigjson".to_owned(), config.into_bytes())].into()

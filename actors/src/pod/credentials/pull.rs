@@ -12,8 +12,8 @@ use super::pod_keyring::PodKeyring;
 use super::reference::repository;
 use crate::events::EventType::Warning;
 use crate::events::{pod_event, reason};
-use crate::pod::spec::PodObjects;
 use crate::runtime::RuntimePort;
+use sergeant_core::spec::PodObjects;
 
 /// Pulls `image` for `pod` with the credentials of its pull secrets in `objects`.
 ///

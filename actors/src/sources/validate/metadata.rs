@@ -10,7 +10,7 @@ use sergeant_messages::pods::core::Pod;
 use super::{Checks, Origin};
 use crate::sources::error::FieldPath;
 use crate::sources::limits::{MAX_ANNOTATIONS_BYTES, MAX_LABELS};
-use crate::sources::names::{
+use sergeant_core::names::{
     label_problem, label_value_problem, qualified_name_problem, subdomain_problem,
 };
 

@@ -19,7 +19,7 @@ use sergeant_messages::pods::core::{
 
 use super::error::{FieldPath, Manifest, ManifestError};
 use super::limits::{MAX_CONTAINERS, MAX_ENV, MAX_PORTS, MAX_VOLUMES};
-use super::names::{label_problem, port_name_problem};
+use sergeant_core::names::{label_problem, port_name_problem};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP"];

@@ -13,7 +13,7 @@ use sergeant_messages::pods::core::{PodSpec, ResourceRequirements, Volume};
 
 use super::Checks;
 use crate::sources::error::FieldPath;
-use crate::sources::names::{qualified_name_problem, quoted};
+use sergeant_core::names::{qualified_name_problem, quoted};
 
 /// The names a container may request without a domain, besides `hugepages-<size>`.
 const STANDARD: &[&str] = &["cpu", "memory", "ephemeral-storage"];
@@ -167,8 +167,8 @@ impl Checks<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::test_strings::random_strings;
     use crate::sources::validate::tests::problems;
+    use sergeant_core::testing::random_strings;
 
     fn container(resources: &str) -> String {
         format!(

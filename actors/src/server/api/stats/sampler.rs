@@ -22,9 +22,9 @@ use super::host::{self, Host, Target};
 use super::pods::RuntimeView;
 use super::sandbox::{self, SandboxInfo};
 use crate::config_feed::ConfigState;
-use crate::pod::spec::{is_safe_path_component, pod_dir_in};
 use crate::runtime::RuntimePort;
 use crate::server::ServerDeps;
+use sergeant_core::spec::{is_safe_path_component, pod_dir_in};
 
 /// How often the pods' numbers are read again: cAdvisor's housekeeping interval in the
 /// upstream kubelet. Pod and container numbers in a summary are at most this old (plus one

@@ -1,0 +1,48 @@
+//! Translating a pod spec into what the runtime and the node need: the CRI sandbox
+//! configuration ([`sandbox_config`]), one CRI container configuration per container
+//! ([`container_config`]), the pod cgroup ([`pod_cgroup_parent`]), the termination-log file
+//! ([`termination_log_file`]), log directory ([`container_log_dir`]) and managed `/etc/hosts`
+//! ([`hosts_file`]).
+//!
+//! Everything here is a function of the pod, a [`NodeContext`] and the [`PodObjects`] (config
+//! maps, secrets, tokens) the sync step fetched beforehand, so the pod actor can call it on
+//! every sync and get the same answer. Nothing here touches the host: `sergeant_host` makes
+//! the cgroup, the files and the volumes real.
+
+mod cgroup;
+mod container;
+mod dns;
+mod env;
+mod env_refs;
+mod error;
+mod expand;
+mod hosts;
+mod identity;
+mod logs;
+mod mounts;
+mod node;
+mod objects;
+mod qos;
+mod quantity;
+mod resource_ref;
+mod resources;
+mod sandbox;
+mod security;
+
+pub use cgroup::pod_cgroup_parent;
+pub use container::{container_config, ContainerSetup};
+pub use error::SpecError;
+pub use hosts::{hosts_file, HOSTS_FILE};
+pub use logs::container_log_dir;
+pub use mounts::termination_log_file;
+pub use node::pod_dir_in;
+pub use node::NodeContext;
+pub use objects::{references, ObjectData, ObjectKind, PodObjects, References, TokenKey};
+pub use qos::{qos_class, QosClass};
+pub use sandbox::sandbox_config;
+
+pub use env::{field_value, EnvSources};
+pub use error::io_reason;
+pub use identity::{is_safe_path_component, PodIdentity};
+pub use objects::{service_account, token_key};
+pub use resource_ref::resource_value;

@@ -1,0 +1,208 @@
+//! A container's Linux security settings: privilege, capabilities, users, read-only root,
+//! `no_new_privs`, namespaces and the masked `/proc` and `/sys` paths.
+
+use k8s_cri::v1::{Capability, Int64Value, LinuxContainerSecurityContext};
+use k8s_openapi::api::core::v1::{Container, PodSpec};
+
+use super::error::SpecError;
+use super::sandbox::namespace_options;
+
+/// Paths hidden from unprivileged containers (kernel internals a container has no business
+/// reading). containerd 1.6 masks nothing unless the kubelet names them.
+const MASKED_PATHS: &[&str] = &[
+    "/proc/acpi",
+    "/proc/asound",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/sys/firmware",
+    "/sys/devices/virtual/powercap",
+];
+
+/// Paths unprivileged containers see read-only.
+const READONLY_PATHS: &[&str] = &[
+    "/proc/bus",
+    "/proc/fs",
+    "/proc/irq",
+    "/proc/sys",
+    "/proc/sysrq-trigger",
+];
+
+/// The security context of `container` (at `field`), the pod's settings filling in what the
+/// container leaves unset.
+pub fn container_security(
+    pod: &str,
+    spec: &PodSpec,
+    container: &Container,
+    field: &str,
+) -> Result<LinuxContainerSecurityContext, SpecError> {
+    let sc = container.security_context.as_ref();
+    let pod_sc = spec.security_context.as_ref();
+    let privileged = sc.and_then(|s| s.privileged).unwrap_or(false);
+    let allow_escalation = sc.and_then(|s| s.allow_privilege_escalation);
+    if privileged && allow_escalation == Some(false) {
+        return Err(SpecError::field(
+            pod,
+            format!("{field}.securityContext.allowPrivilegeEscalation"),
+            "cannot be false for a privileged container",
+        ));
+    }
+    let run_as_user = sc
+        .and_then(|s| s.run_as_user)
+        .or_else(|| pod_sc.and_then(|s| s.run_as_user));
+    let run_as_non_root = sc
+        .and_then(|s| s.run_as_non_root)
+        .or_else(|| pod_sc.and_then(|s| s.run_as_non_root))
+        .unwrap_or(false);
+    if run_as_non_root && run_as_user == Some(0) {
+        return Err(SpecError::field(
+            pod,
+            format!("{field}.securityContext.runAsUser"),
+            "is 0 (root) but runAsNonRoot is set",
+        ));
+    }
+    let unmasked = privileged || sc.and_then(|s| s.proc_mount.as_deref()) == Some("Unmasked");
+    let capabilities = sc.and_then(|s| s.capabilities.as_ref());
+    let paths = |list: &[&str]| {
+        if unmasked {
+            Vec::new()
+        } else {
+            list.iter().map(ToString::to_string).collect()
+        }
+    };
+    Ok(LinuxContainerSecurityContext {
+        capabilities: capabilities.map(|caps| Capability {
+            add_capabilities: caps.add.clone().unwrap_or_default(),
+            drop_capabilities: caps.drop.clone().unwrap_or_default(),
+            ..Default::default()
+        }),
+        privileged,
+        namespace_options: Some(namespace_options(spec)),
+        run_as_user: run_as_user.map(|value| Int64Value { value }),
+        run_as_group: sc
+            .and_then(|s| s.run_as_group)
+            .or_else(|| pod_sc.and_then(|s| s.run_as_group))
+            .map(|value| Int64Value { value }),
+        readonly_rootfs: sc
+            .and_then(|s| s.read_only_root_filesystem)
+            .unwrap_or(false),
+        supplemental_groups: pod_sc
+            .and_then(|s| s.supplemental_groups.clone())
+            .unwrap_or_default(),
+        // Only an explicit `allowPrivilegeEscalation: false` sets no_new_privs.
+        no_new_privs: allow_escalation == Some(false),
+        masked_paths: paths(MASKED_PATHS),
+        readonly_paths: paths(READONLY_PATHS),
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_cri::v1::NamespaceMode;
+    use k8s_openapi::api::core::v1::{Capabilities, PodSecurityContext, SecurityContext};
+
+    fn run(
+        spec: &PodSpec,
+        sc: Option<SecurityContext>,
+    ) -> Result<LinuxContainerSecurityContext, SpecError> {
+        let container = Container {
+            name: "c".into(),
+            security_context: sc,
+            ..Default::default()
+        };
+        container_security("ns/p", spec, &container, "spec.containers[0]")
+    }
+
+    #[test]
+    fn defaults_mask_proc_and_allow_escalation() {
+        let sc = run(&PodSpec::default(), None).unwrap();
+        assert!(!sc.privileged && !sc.no_new_privs && !sc.readonly_rootfs);
+        assert!(sc.masked_paths.contains(&"/proc/kcore".to_string()));
+        assert!(sc.readonly_paths.contains(&"/proc/sys".to_string()));
+        assert_eq!(
+            sc.namespace_options.unwrap().pid,
+            NamespaceMode::Container as i32
+        );
+        assert_eq!(sc.run_as_user, None);
+    }
+
+    #[test]
+    fn container_settings_override_the_pods() {
+        let spec = PodSpec {
+            security_context: Some(PodSecurityContext {
+                run_as_user: Some(1000),
+                run_as_group: Some(1000),
+                supplemental_groups: Some(vec![5]),
+                ..Default::default()
+            }),
+            share_process_namespace: Some(true),
+            ..Default::default()
+        };
+        let sc = run(
+            &spec,
+            Some(SecurityContext {
+                run_as_user: Some(2000),
+                allow_privilege_escalation: Some(false),
+                read_only_root_filesystem: Some(true),
+                capabilities: Some(Capabilities {
+                    add: Some(vec!["NET_ADMIN".into()]),
+                    drop: Some(vec!["ALL".into()]),
+                }),
+                ..Default::default()
+            }),
+        )
+        .unwrap();
+        assert_eq!(sc.run_as_user, Some(Int64Value { value: 2000 }));
+        assert_eq!(sc.run_as_group, Some(Int64Value { value: 1000 }));
+        assert_eq!(sc.supplemental_groups, vec![5]);
+        assert!(sc.no_new_privs && sc.readonly_rootfs);
+        let caps = sc.capabilities.unwrap();
+        assert_eq!(
+            (caps.add_capabilities, caps.drop_capabilities),
+            (vec!["NET_ADMIN".to_string()], vec!["ALL".to_string()])
+        );
+        assert_eq!(sc.namespace_options.unwrap().pid, NamespaceMode::Pod as i32);
+    }
+
+    #[test]
+    fn privileged_containers_see_everything_and_contradictions_fail() {
+        let sc = run(
+            &PodSpec::default(),
+            Some(SecurityContext {
+                privileged: Some(true),
+                ..Default::default()
+            }),
+        )
+        .unwrap();
+        assert!(sc.privileged && sc.masked_paths.is_empty() && sc.readonly_paths.is_empty());
+        let error = run(
+            &PodSpec::default(),
+            Some(SecurityContext {
+                privileged: Some(true),
+                allow_privilege_escalation: Some(false),
+                ..Default::default()
+            }),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("allowPrivilegeEscalation"),
+            "{error}"
+        );
+        let error = run(
+            &PodSpec::default(),
+            Some(SecurityContext {
+                run_as_user: Some(0),
+                run_as_non_root: Some(true),
+                ..Default::default()
+            }),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("runAsNonRoot"), "{error}");
+    }
+}

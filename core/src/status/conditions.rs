@@ -1,0 +1,157 @@
+//! The pod conditions the kubelet owns, with their transition times.
+
+use k8s_openapi::api::core::v1::{ContainerState, ContainerStatus, PodCondition};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::container::Kind;
+use super::phase;
+
+/// The sandbox is up and its network configured: containers can start.
+pub(super) const READY_TO_START_CONTAINERS: &str = "PodReadyToStartContainers";
+/// Every init container completed and every sidecar started.
+pub(super) const INITIALIZED: &str = "Initialized";
+/// Every sidecar and regular container is ready.
+pub(super) const CONTAINERS_READY: &str = "ContainersReady";
+/// The pod can serve: the same as containers ready (readiness gates are not evaluated).
+pub(super) const READY: &str = "Ready";
+/// The pod is bound to this node, which is true of every pod the kubelet runs.
+pub(super) const SCHEDULED: &str = "PodScheduled";
+
+/// What the conditions are computed from.
+pub(super) struct Facts<'a> {
+    /// The sandbox is ready and has its network.
+    pub ready_to_start_containers: bool,
+    /// Init containers not completed and sidecars never started, in spec order.
+    pub not_initialized: Vec<&'a str>,
+    /// Sidecars and regular containers that are not ready, in spec order.
+    pub not_ready: Vec<&'a str>,
+    /// The pod's phase.
+    pub phase: &'static str,
+}
+
+/// The init containers that keep the pod from being initialized: a plain init container until
+/// it exits 0, a sidecar until it has started once (a sidecar restarting later does not undo
+/// initialization).
+pub(super) fn not_initialized(init: &[(Kind, ContainerStatus)]) -> Vec<&str> {
+    init.iter()
+        .filter(|(kind, status)| {
+            let exit = |state: &Option<ContainerState>| {
+                state.as_ref()?.terminated.as_ref().map(|t| t.exit_code)
+            };
+            match kind {
+                Kind::Init => exit(&status.state) != Some(0),
+                Kind::Sidecar | Kind::Regular => {
+                    let ran_before =
+                        exit(&status.state).is_some() || exit(&status.last_state).is_some();
+                    status.started != Some(true) && !ran_before
+                }
+            }
+        })
+        .map(|(_, status)| status.name.as_str())
+        .collect()
+}
+
+/// The sidecars and regular containers that are not ready.
+pub(super) fn not_ready<'a>(
+    init: &'a [(Kind, ContainerStatus)],
+    regular: &'a [ContainerStatus],
+) -> Vec<&'a str> {
+    init.iter()
+        .filter(|(kind, _)| *kind == Kind::Sidecar)
+        .map(|(_, status)| status)
+        .chain(regular)
+        .filter(|status| !status.ready)
+        .map(|status| status.name.as_str())
+        .collect()
+}
+
+/// The kubelet's conditions from `facts`, followed by the `previous` conditions it does not own
+/// (readiness gates, disruption targets…). A condition keeps its previous transition time while
+/// its status stays the same; a new or changed one is stamped `now`.
+pub(super) fn build(
+    facts: &Facts<'_>,
+    previous: &[PodCondition],
+    now: &Time,
+    generation: Option<i64>,
+) -> Vec<PodCondition> {
+    let completed = facts.phase == phase::SUCCEEDED;
+    let ready = if completed {
+        condition(CONTAINERS_READY, false, Some("PodCompleted"), None)
+    } else if facts.not_ready.is_empty() {
+        condition(CONTAINERS_READY, true, None, None)
+    } else {
+        let message = format!("containers not ready: {}", facts.not_ready.join(", "));
+        condition(
+            CONTAINERS_READY,
+            false,
+            Some("ContainersNotReady"),
+            Some(message),
+        )
+    };
+    let initialized = if facts.not_initialized.is_empty() {
+        condition(INITIALIZED, true, completed.then_some("PodCompleted"), None)
+    } else {
+        let message = format!(
+            "containers not initialized: {}",
+            facts.not_initialized.join(", ")
+        );
+        condition(
+            INITIALIZED,
+            false,
+            Some("ContainersNotInitialized"),
+            Some(message),
+        )
+    };
+    let owned = [
+        condition(
+            READY_TO_START_CONTAINERS,
+            facts.ready_to_start_containers,
+            None,
+            None,
+        ),
+        initialized,
+        PodCondition {
+            type_: READY.to_owned(),
+            ..ready.clone()
+        },
+        ready,
+        condition(SCHEDULED, true, None, None),
+    ];
+    let others = previous
+        .iter()
+        .filter(|p| !owned.iter().any(|o| o.type_ == p.type_))
+        .cloned()
+        .collect::<Vec<_>>();
+    owned
+        .into_iter()
+        .map(|mut c| {
+            let kept = previous
+                .iter()
+                .find(|p| p.type_ == c.type_ && p.status == c.status)
+                .and_then(|p| p.last_transition_time.clone());
+            c.last_transition_time = Some(kept.unwrap_or_else(|| now.clone()));
+            c.observed_generation = generation;
+            c
+        })
+        .chain(others)
+        .collect()
+}
+
+fn condition(
+    type_: &str,
+    status: bool,
+    reason: Option<&str>,
+    message: Option<String>,
+) -> PodCondition {
+    PodCondition {
+        type_: type_.to_owned(),
+        status: if status { "True" } else { "False" }.to_owned(),
+        reason: reason.map(str::to_owned),
+        message,
+        ..PodCondition::default()
+    }
+}
+
+#[cfg(test)]
+#[path = "conditions_tests.rs"]
+mod tests;

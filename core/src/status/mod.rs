@@ -1,0 +1,217 @@
+//! Computing a pod's status from its spec, what the runtime shows and what the pod actor knows.
+//!
+//! The pod actor calls [`compute`] after every sync and hands the result to the status manager.
+//! It is a pure function (the clock comes in through [`Knowledge::now`]), so the whole of the
+//! kubelet's status semantics is tested here without a runtime: container states and restart
+//! history ([`container`]), the pod phase ([`phase`]), the conditions ([`conditions`]) and the
+//! addresses ([`network`]). The QoS class comes from [`crate::spec::qos_class`].
+
+mod conditions;
+mod container;
+mod network;
+mod phase;
+mod runtime;
+mod time;
+
+pub use self::network::sandbox_ips;
+pub use self::time::at as api_time;
+
+#[cfg(test)]
+mod testing;
+
+use std::collections::BTreeMap;
+
+use k8s_cri::v1 as cri;
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodSpec, PodStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use self::container::{Builder, Kind};
+
+/// The container runtime name used in container IDs when [`Observed::runtime_name`] is empty.
+pub const DEFAULT_RUNTIME_NAME: &str = "containerd";
+
+/// What the runtime shows for one pod: the raw material of its status.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// The pod's newest sandbox, if the runtime has one.
+    pub sandbox: Option<cri::PodSandboxStatus>,
+    /// Every container of the pod the runtime knows: all attempts of every container, with the
+    /// labels and annotations sergeant put on them (see [`crate::labels`]).
+    pub containers: Vec<cri::ContainerStatus>,
+    /// The runtime's name as it reports it (`containerd`, `cri-o`…), the scheme of container IDs
+    /// in the status (`containerd://<id>`); empty means [`DEFAULT_RUNTIME_NAME`].
+    pub runtime_name: String,
+}
+
+/// What the pod actor knows about the pod that the runtime does not.
+#[derive(Debug, Clone, Default)]
+pub struct Knowledge {
+    /// Why a container is not running, by container name (`ContainerCreating`, `PodInitializing`,
+    /// `CrashLoopBackOff`, `ErrImagePull`, `ImagePullBackOff`, `CreateContainerError`…). Shown
+    /// as the container's waiting state whenever it is not running and the pod is not being
+    /// deleted; the last terminated attempt then moves to `lastState`.
+    pub waiting: BTreeMap<String, Waiting>,
+    /// Readiness-probe results by container name. Absent: the container has no result yet,
+    /// which means ready when it has no readiness probe and not ready when it has one.
+    pub ready: BTreeMap<String, bool>,
+    /// Startup-probe results by container name. Absent: started when it has no startup probe,
+    /// not started when it has one.
+    pub started: BTreeMap<String, bool>,
+    /// Termination messages by container name (read from the termination-message file or the
+    /// log tail), for the container's most recent terminated attempt.
+    pub termination_messages: BTreeMap<String, String>,
+    /// When the actor first saw the pod; used when the pod has no `status.startTime` yet.
+    pub start_time: Option<Time>,
+    /// Deletion is in progress: nothing will be (re)started, so once no container runs the pod
+    /// is terminal (Succeeded if every container exited 0, else Failed).
+    pub terminating: bool,
+    /// The pod was refused (admission): `(reason, message)`; the pod's phase is then Failed.
+    pub rejection: Option<(String, String)>,
+    /// The pod failed as a whole while on the node (its `activeDeadlineSeconds` passed):
+    /// `(reason, message)`. The phase is Failed, nothing restarts, and the container statuses
+    /// still show what the runtime has.
+    pub failure: Option<(String, String)>,
+    /// The node's addresses, primary first: the pod's `hostIP`/`hostIPs`, and its pod IPs when
+    /// it uses the host network.
+    pub host_ips: Vec<String>,
+    /// The time that stamps conditions whose status changed; `None` means the wall clock.
+    pub now: Option<Time>,
+}
+
+/// Why a container is not running, as the pod actor knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    /// A short CamelCase reason such as `CrashLoopBackOff`.
+    pub reason: String,
+    /// A human-readable detail, possibly empty.
+    pub message: String,
+}
+
+/// The status of `pod` as the upstream kubelet would report it, from what the runtime shows
+/// (`observed`) and what the pod actor knows (`knowledge`). The pod's current `status` is read
+/// as the previous one: it keeps condition transition times, the start time, the QoS class,
+/// pod IPs while the sandbox shows none, and the last state of containers the runtime forgot.
+#[must_use]
+pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStatus {
+    let empty_spec = PodSpec::default();
+    let spec = pod.spec.as_ref().unwrap_or(&empty_spec);
+    let empty_status = PodStatus::default();
+    let previous = pod.status.as_ref().unwrap_or(&empty_status);
+
+    let host = network::host_ips(&knowledge.host_ips);
+    let base = PodStatus {
+        observed_generation: pod.metadata.generation,
+        start_time: previous
+            .start_time
+            .clone()
+            .or_else(|| knowledge.start_time.clone()),
+        qos_class: Some(
+            previous
+                .qos_class
+                .clone()
+                .filter(|class| !class.is_empty())
+                .unwrap_or_else(|| crate::spec::qos_class(pod).as_str().to_owned()),
+        ),
+        host_ip: host.first().map(|ip| ip.ip.clone()),
+        host_ips: (!host.is_empty()).then_some(host),
+        ..PodStatus::default()
+    };
+    if let Some((reason, message)) = &knowledge.rejection {
+        return PodStatus {
+            phase: Some(phase::FAILED.to_owned()),
+            reason: Some(reason.clone()),
+            message: Some(message.clone()),
+            ..base
+        };
+    }
+
+    let attempts = runtime::index(&observed.containers);
+    let init_specs = spec.init_containers.as_deref().unwrap_or_default();
+    let any_running = init_specs.iter().chain(&spec.containers).any(|c| {
+        attempts
+            .get(c.name.as_str())
+            .is_some_and(|a| a.is_running())
+    });
+    let builder = Builder {
+        knowledge,
+        runtime_name: if observed.runtime_name.is_empty() {
+            DEFAULT_RUNTIME_NAME
+        } else {
+            &observed.runtime_name
+        },
+        previous: previous
+            .init_container_statuses
+            .iter()
+            .chain(&previous.container_statuses)
+            .flatten()
+            .collect(),
+        terminal: (knowledge.terminating || knowledge.failure.is_some()) && !any_running,
+    };
+    let build = |c: &Container, kind: Kind, default_reason: &str| {
+        builder.build(c, kind, attempts.get(c.name.as_str()), default_reason)
+    };
+
+    let init: Vec<(Kind, ContainerStatus)> = init_specs
+        .iter()
+        .map(|c| {
+            let kind = Kind::of_init(c);
+            (kind, build(c, kind, container::POD_INITIALIZING))
+        })
+        .collect();
+    let not_initialized = conditions::not_initialized(&init);
+    let regular_default = if not_initialized.is_empty() {
+        container::CONTAINER_CREATING
+    } else {
+        container::POD_INITIALIZING
+    };
+    let regular: Vec<ContainerStatus> = spec
+        .containers
+        .iter()
+        .map(|c| build(c, Kind::Regular, regular_default))
+        .collect();
+
+    let phase = if knowledge.failure.is_some() {
+        phase::FAILED
+    } else {
+        phase::of(spec, &init, &regular, builder.terminal)
+    };
+    let (pod_ip, pod_ips) = network::pod_ips(
+        spec,
+        observed.sandbox.as_ref(),
+        base.host_ips.as_deref().unwrap_or_default(),
+        previous,
+    );
+    let facts = conditions::Facts {
+        ready_to_start_containers: network::sandbox_ready(spec, observed.sandbox.as_ref()),
+        not_initialized,
+        not_ready: conditions::not_ready(&init, &regular),
+        phase,
+    };
+    let now = knowledge.now.clone().unwrap_or_else(time::now);
+    let conditions = conditions::build(
+        &facts,
+        previous.conditions.as_deref().unwrap_or_default(),
+        &now,
+        pod.metadata.generation,
+    );
+
+    PodStatus {
+        phase: Some(phase.to_owned()),
+        conditions: Some(conditions),
+        pod_ip,
+        pod_ips,
+        init_container_statuses: (!init.is_empty())
+            .then(|| init.into_iter().map(|(_, status)| status).collect()),
+        container_statuses: Some(regular),
+        reason: knowledge.failure.as_ref().map(|(reason, _)| reason.clone()),
+        message: knowledge
+            .failure
+            .as_ref()
+            .map(|(_, message)| message.clone()),
+        ..base
+    }
+}
+
+#[cfg(test)]
+#[path = "compute_tests.rs"]
+mod tests;

@@ -1,0 +1,15 @@
+//! sergeant's work on the node's own files: cgroups, the mount table, node facts from procfs,
+//! a pod's volumes and the small files its containers need. Everything here is blocking I/O
+//! that carries out what `sergeant_core` decided; the actors call it on the thread their file
+//! work rules say.
+//!
+//! Entry points: [`volumes::setup_volumes`] and [`volumes::teardown_pod_dir`] for a pod's
+//! volumes, [`cgroup::ensure_pod_cgroup`] for its cgroup, [`pod_files`] for its hosts file, log
+//! directory and termination-message file, [`node::memory_capacity`] for the node's memory.
+
+pub mod cgroup;
+pub mod dns;
+pub mod mountinfo;
+pub mod node;
+pub mod pod_files;
+pub mod volumes;

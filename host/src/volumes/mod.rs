@@ -1,0 +1,13 @@
+//! A pod's volumes on the node: the paths of its [`VolumePlan`](sergeant_core::volumes::VolumePlan)
+//! made real before the sandbox starts and their content kept current ([`setup_volumes`],
+//! [`refresh_api_volumes`], written with the [`atomic`] layout), a container's subPaths bound
+//! safely inside them ([`prepare_sub_paths`]), and all of it removed after the pod is gone
+//! ([`teardown_pod_dir`]). Blocking I/O.
+
+pub mod atomic;
+mod host_path;
+mod setup;
+mod subpath_linux;
+
+pub use setup::{refresh_api_volumes, setup_volumes, teardown_pod_dir};
+pub use subpath_linux::prepare_sub_paths;
