@@ -84,7 +84,7 @@ main() {
     cargo build --workspace --all-targets --all-features
 
     log "tests"
-    cargo test --workspace --all-features -- --test-threads=4
+    cargo test --workspace --all-features --no-fail-fast -- --test-threads=4
 }
 
 main "$@"
