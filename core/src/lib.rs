@@ -16,6 +16,8 @@ pub mod backoff;
 pub mod hash;
 pub mod kind;
 pub mod labels;
+pub mod limits;
+pub mod manifest;
 pub mod names;
 pub mod plan;
 pub mod runtime;
@@ -24,4 +26,5 @@ pub mod status;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;
+pub mod validate;
 pub mod volumes;

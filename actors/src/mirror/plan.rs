@@ -74,7 +74,7 @@ fn delete(mirror: &Pod) -> Action {
 mod tests {
     use super::*;
     use crate::mirror::pod::CONFIG_MIRROR;
-    use crate::sources::CONFIG_HASH;
+    use sergeant_core::manifest::CONFIG_HASH;
 
     fn pod(name: &str, annotation: &str, hash: &str) -> Arc<Pod> {
         let mut pod = Pod::default();

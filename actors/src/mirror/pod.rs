@@ -5,7 +5,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use sergeant_messages::pods::core::Pod;
 
-use crate::sources::{CONFIG_HASH, CONFIG_SOURCE};
+use sergeant_core::manifest::{CONFIG_HASH, CONFIG_SOURCE};
 
 /// The annotation that marks a mirror pod, holding its static pod's hash.
 pub const CONFIG_MIRROR: &str = "kubernetes.io/config.mirror";

@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 use kube::api::DynamicObject;
 use sergeant_messages::pods::core::Pod;
 
-use super::error::{join, Manifest};
-use super::static_pod::CONFIG_SOURCE;
-use super::validate::{validate, Origin};
+use sergeant_core::manifest::{join_problems, CONFIG_SOURCE};
+use sergeant_core::validate::api_pod_problems;
 
 /// The value of [`CONFIG_SOURCE`] on pods that came from the API server.
 pub const API_SOURCE: &str = "api";
@@ -28,7 +27,7 @@ pub enum ApiPodError {
         reason: String,
     },
     /// The pod decoded but fails the checks every pod on the node passes.
-    #[error("{}", join(.problems))]
+    #[error("{}", join_problems(.problems))]
     Invalid {
         /// Each problem as `field: reason`.
         problems: Vec<String>,
@@ -65,14 +64,7 @@ pub fn convert(object: &DynamicObject) -> Result<Option<Pod>, ApiPodError> {
             field: e.path().to_string(),
             reason: e.inner().to_string(),
         })?;
-    let manifest = Manifest::new("", "");
-    let mut problems: Vec<String> = validate(&pod, &manifest, Origin::Api)
-        .into_iter()
-        .map(|p| format!("{}: {}", p.field.unwrap_or_default(), p.reason))
-        .collect();
-    if pod.metadata.uid.as_deref().unwrap_or_default().is_empty() {
-        problems.push("metadata.uid: required".to_owned());
-    }
+    let problems = api_pod_problems(&pod);
     if !problems.is_empty() {
         return Err(ApiPodError::Invalid { problems });
     }

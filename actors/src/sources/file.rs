@@ -15,8 +15,8 @@ use std::time::{Duration, SystemTime};
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::RejectedManifest;
 
-use super::limits::MAX_MANIFEST_BYTES;
-use super::static_pod::load_static_pod;
+use sergeant_core::limits::MAX_MANIFEST_BYTES;
+use sergeant_core::manifest::load_static_pod;
 
 /// A file modified less than this before it was read is read again on the next scan, since
 /// a later write may have kept its stamp.

@@ -16,17 +16,7 @@ mod actor;
 mod api;
 pub mod api_pod;
 mod api_store;
-mod error;
-mod fields;
 mod file;
-mod libyaml;
-mod limits;
-mod manifest;
-pub(crate) mod outline;
-mod static_pod;
-mod validate;
 
 pub use actor::StaticPodSource;
 pub use api::{api_child_spec, ApiPodSource};
-pub use error::{ManifestError, Rejection};
-pub use static_pod::{load_static_pod, static_pod_uid, CONFIG_HASH, CONFIG_SOURCE};

@@ -6,11 +6,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use sergeant_messages::pods::core::Container;
+use k8s_openapi::api::core::v1::Container;
 
 use super::Checks;
-use crate::sources::error::FieldPath;
-use crate::sources::limits::MAX_VOLUME_MOUNTS;
+use crate::limits::MAX_VOLUME_MOUNTS;
+use crate::manifest::FieldPath;
 
 /// Why `path` (a subPath) is not a relative path that stays below where it starts.
 fn descending_path_problem(path: &str) -> Option<&'static str> {
@@ -83,7 +83,7 @@ impl Checks<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::validate::tests::problems;
+    use crate::validate::tests::problems;
 
     fn mounts(lines: &str) -> Vec<(usize, String, String)> {
         problems(&format!(

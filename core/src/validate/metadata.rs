@@ -5,14 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use sergeant_messages::pods::core::Pod;
+use k8s_openapi::api::core::v1::Pod;
 
 use super::{Checks, Origin};
-use crate::sources::error::FieldPath;
-use crate::sources::limits::{MAX_ANNOTATIONS_BYTES, MAX_LABELS};
-use sergeant_core::names::{
-    label_problem, label_value_problem, qualified_name_problem, subdomain_problem,
-};
+use crate::limits::{MAX_ANNOTATIONS_BYTES, MAX_LABELS};
+use crate::manifest::FieldPath;
+use crate::names::{label_problem, label_value_problem, qualified_name_problem, subdomain_problem};
 
 impl Checks<'_, '_> {
     pub(super) fn metadata(&mut self, pod: &Pod, origin: Origin<'_>) {
@@ -87,8 +85,8 @@ impl Checks<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::sources::limits::MAX_ANNOTATIONS_BYTES;
-    use crate::sources::validate::tests::problems;
+    use crate::limits::MAX_ANNOTATIONS_BYTES;
+    use crate::validate::tests::problems;
 
     fn pod(metadata: &str) -> String {
         format!(

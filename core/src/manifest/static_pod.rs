@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use sergeant_messages::pods::core::{Container, Pod, PodSecurityContext, Probe, Toleration};
-use sergeant_messages::pods::PodSource;
+use k8s_openapi::api::core::v1::{Container, Pod, PodSecurityContext, Probe, Toleration};
 
+use super::decode;
 use super::error::{FieldPath, Manifest, ManifestError, Rejection};
-use super::limits::MAX_MANIFEST_BYTES;
-use super::{manifest, validate};
+use crate::limits::MAX_MANIFEST_BYTES;
+use crate::validate;
 
 /// The annotation naming the source a pod came from.
 pub const CONFIG_SOURCE: &str = "kubernetes.io/config.source";
@@ -44,7 +44,7 @@ pub fn load_static_pod(file: &str, content: &[u8], node: &str) -> Result<(Pod, u
         }
     })?;
     let manifest = Manifest::new(file, text);
-    let pod = manifest::parse(&manifest)?;
+    let pod = decode::parse(&manifest)?;
     let problems = validate::validate(&pod, &manifest, validate::Origin::StaticPod { node });
     if !problems.is_empty() {
         return Err(Rejection { problems });
@@ -70,7 +70,9 @@ fn too_large(file: &str) -> ManifestError {
 /// sergeant finds the same pods and an edit of the file makes a new pod.
 #[must_use]
 pub fn static_pod_uid(content: &[u8], node: &str) -> String {
-    let source = serde_json::to_string(&PodSource::File).unwrap_or_default();
+    // The file source's name as it was first hashed (its JSON form, quotes included): changing
+    // it would give every static pod a new UID on upgrade.
+    let source = "\"file\"";
     let mut hash = Fnv128::default();
     for part in [source.as_bytes(), node.as_bytes(), content] {
         hash.write(&(part.len() as u64).to_le_bytes());

@@ -7,7 +7,7 @@
 /// The largest static pod manifest read, in bytes (1.5 MiB). Upstream reads a manifest file
 /// whole, without a limit; but a static pod is mirrored to the API server, whose store (etcd)
 /// refuses objects above 1.5 MiB by default, so no larger pod can exist in a cluster either.
-pub(crate) const MAX_MANIFEST_BYTES: u64 = 1536 * 1024;
+pub const MAX_MANIFEST_BYTES: u64 = 1536 * 1024;
 
 /// How far a manifest's text may expand when its YAML aliases (`*name`) are replaced by what
 /// they name: the same as the file itself, since the expanded pod is what would be stored.

@@ -7,13 +7,13 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::{PodSpec, ResourceRequirements, Volume};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 use sergeant_config::Quantity;
-use sergeant_messages::pods::core::{PodSpec, ResourceRequirements, Volume};
 
 use super::Checks;
-use crate::sources::error::FieldPath;
-use sergeant_core::names::{qualified_name_problem, quoted};
+use crate::manifest::FieldPath;
+use crate::names::{qualified_name_problem, quoted};
 
 /// The names a container may request without a domain, besides `hugepages-<size>`.
 const STANDARD: &[&str] = &["cpu", "memory", "ephemeral-storage"];
@@ -167,8 +167,8 @@ impl Checks<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::validate::tests::problems;
-    use sergeant_core::testing::random_strings;
+    use crate::testing::random_strings;
+    use crate::validate::tests::problems;
 
     fn container(resources: &str) -> String {
         format!(

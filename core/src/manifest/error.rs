@@ -6,9 +6,9 @@
 use std::cell::OnceCell;
 use std::fmt;
 
-use super::limits::MAX_PROBLEMS_SHOWN;
 use super::outline::{outline, LineIndex};
-use sergeant_core::names::{cut, MAX_QUOTED_CHARS};
+use crate::limits::MAX_PROBLEMS_SHOWN;
+use crate::names::{cut, MAX_QUOTED_CHARS};
 
 /// The longest reason a problem carries, in characters: reasons quote what the manifest
 /// wrote (a parser's message may hold a whole value), and a message must stay readable.
@@ -106,14 +106,15 @@ fn field_prefix(field: Option<&str>) -> String {
 /// line by `; ` so a rejection is one log line and one entry in the source's snapshot. Past
 /// the first [`MAX_PROBLEMS_SHOWN`], problems are counted rather than listed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", join(.problems))]
+#[error("{}", join_problems(.problems))]
 pub struct Rejection {
     /// The problems, never empty.
     pub problems: Vec<ManifestError>,
 }
 
-/// The problems as one line, the first [`MAX_PROBLEMS_SHOWN`] of them in full.
-pub(crate) fn join<T: ToString>(problems: &[T]) -> String {
+/// The problems as one line, the first [`MAX_PROBLEMS_SHOWN`] of them in full: how a rejected
+/// pod is explained in a log line, an event or a pod's status.
+pub fn join_problems<T: ToString>(problems: &[T]) -> String {
     let mut shown: Vec<String> = problems
         .iter()
         .take(MAX_PROBLEMS_SHOWN)

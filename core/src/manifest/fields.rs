@@ -3,12 +3,12 @@
 //! struct found there. This is what "did you mean" suggestions are chosen from, so they are
 //! exactly the fields k8s-openapi knows, with no hand-kept table to drift.
 
+use k8s_openapi::api::core::v1::Pod;
 use serde::de::value::{Error, StringDeserializer};
 use serde::de::{
     self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess, Visitor,
 };
 use serde::Deserialize;
-use sergeant_messages::pods::core::Pod;
 
 use super::error::{FieldPath, Segment};
 

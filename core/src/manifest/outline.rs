@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::error::{FieldPath, Segment};
 use super::libyaml::{Event, Events};
-use super::limits::{MAX_EXPANDED_BYTES, MAX_NESTING};
+use crate::limits::{MAX_EXPANDED_BYTES, MAX_NESTING};
 
 /// Why a manifest's shape is refused before parsing, with the line where it was found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,15 +6,15 @@
 //! ([`outline`]): too deep a nesting or too far-reaching aliases are refused there, at a cost
 //! linear in the text, and the same pass indexes the lines errors point at.
 
+use k8s_openapi::api::core::v1::Pod;
 use serde::Deserialize;
 use serde_json::Value;
-use sergeant_messages::pods::core::Pod;
 
 use super::error::{FieldPath, Manifest, ManifestError, Segment};
 use super::fields::known_fields;
 use super::outline::outline;
-use sergeant_core::names::quoted;
-use sergeant_core::names::MAX_QUOTED_CHARS;
+use crate::names::quoted;
+use crate::names::MAX_QUOTED_CHARS;
 
 /// The only `apiVersion` and `kind` a static pod manifest may have.
 const API_VERSION: &str = "v1";

@@ -2,7 +2,7 @@
 //! container and cgroup names, labels and annotations within upstream's rules and sizes,
 //! containers that can run, resources that are real quantities, ports and probes that can be
 //! reached, and volume mounts that stay inside volumes that exist; plus the count bounds of
-//! [`super::limits`] that keep one pod from wedging the runtime. Every failed check is
+//! [`crate::limits`] that keep one pod from wedging the runtime. Every failed check is
 //! reported with its field path and line; all of them are collected, not just the first.
 //! Entry point: [`validate`]; the metadata, resource and mount checks live in submodules.
 
@@ -12,14 +12,12 @@ mod resources;
 
 use std::collections::{HashMap, HashSet};
 
+use k8s_openapi::api::core::v1::{Container, ContainerPort, LifecycleHandler, Pod, PodSpec, Probe};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use sergeant_messages::pods::core::{
-    Container, ContainerPort, LifecycleHandler, Pod, PodSpec, Probe,
-};
 
-use super::error::{FieldPath, Manifest, ManifestError};
-use super::limits::{MAX_CONTAINERS, MAX_ENV, MAX_PORTS, MAX_VOLUMES};
-use sergeant_core::names::{label_problem, port_name_problem};
+use crate::limits::{MAX_CONTAINERS, MAX_ENV, MAX_PORTS, MAX_VOLUMES};
+use crate::manifest::{FieldPath, Manifest, ManifestError};
+use crate::names::{label_problem, port_name_problem};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP"];
@@ -35,6 +33,22 @@ pub(crate) enum Origin<'a> {
     },
     /// The API server, whose names are used as they are.
     Api,
+}
+
+/// Every problem with a pod from the API server, each as `field: reason`; empty when it is fine
+/// to run. The same checks as a static pod's, plus the UID the API server always sets (sergeant
+/// keys everything about a pod by it).
+#[must_use]
+pub fn api_pod_problems(pod: &Pod) -> Vec<String> {
+    let manifest = Manifest::new("", "");
+    let mut problems: Vec<String> = validate(pod, &manifest, Origin::Api)
+        .into_iter()
+        .map(|p| format!("{}: {}", p.field.unwrap_or_default(), p.reason))
+        .collect();
+    if pod.metadata.uid.as_deref().unwrap_or_default().is_empty() {
+        problems.push("metadata.uid: required".to_owned());
+    }
+    problems
 }
 
 /// Every problem with the parsed pod; empty when it is fine to run. The cost is linear in the
@@ -331,7 +345,7 @@ impl Checks<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::manifest::parse;
+    use crate::manifest::parse;
 
     const FILE: &str = "/m/web.yaml";
 
