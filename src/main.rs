@@ -11,9 +11,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser;
-use sergeant_actors::api::client_from_kubeconfig;
 use sergeant_actors::{config_feed, tree};
 use sergeant_config::NodeConfig;
+use sergeant_kube_api::client_from_kubeconfig;
 use sergeant_supervisor::{metrics, start_root, RestartPolicy, RootExit};
 use tokio::signal::unix::{signal, SignalKind};
 

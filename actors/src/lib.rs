@@ -5,7 +5,6 @@
 //! `sergeant_supervisor::start_root` starts it. Everything long-lived runs as an actor under a
 //! `sergeant_supervisor::Supervisor`.
 
-pub mod api;
 pub mod config_feed;
 pub mod config_watcher;
 pub mod events;

@@ -21,6 +21,7 @@ pub mod manifest;
 pub mod names;
 pub mod plan;
 pub mod runtime;
+pub mod source;
 pub mod spec;
 pub mod status;
 #[cfg(any(test, feature = "testing"))]

@@ -16,11 +16,12 @@ use sergeant_messages::pods::SourceSnapshot;
 use tokio::sync::watch;
 
 use super::plan::{key_of, plan, Action};
-use super::pod::{is_static_pod, mirror_hash, mirror_of};
+use super::pod::mirror_of;
 use super::store::{MirrorStore, Written};
 use super::write::{create, delete, node_uid, MirrorError};
 use super::MirrorView;
-use crate::api::{node_pods, PodWatchItem, RetryBackoff};
+use sergeant_core::source::{is_static_pod, mirror_hash};
+use sergeant_kube_api::{node_pods, PodWatchItem, RetryBackoff};
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 

@@ -13,7 +13,6 @@ mod store;
 mod write;
 
 pub use actor::MirrorPods;
-pub use pod::is_static_pod;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use sergeant_messages::pods::core::Pod;
 
-use super::pod::{mirror_hash, static_hash};
+use sergeant_core::source::{mirror_hash, static_hash};
 
 /// One write to the API server.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,8 +73,8 @@ fn delete(mirror: &Pod) -> Action {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mirror::pod::CONFIG_MIRROR;
-    use sergeant_core::manifest::CONFIG_HASH;
+    use sergeant_core::source::CONFIG_HASH;
+    use sergeant_core::source::CONFIG_MIRROR;
 
     fn pod(name: &str, annotation: &str, hash: &str) -> Arc<Pod> {
         let mut pod = Pod::default();

@@ -5,36 +5,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use sergeant_messages::pods::core::Pod;
 
-use sergeant_core::manifest::{CONFIG_HASH, CONFIG_SOURCE};
-
-/// The annotation that marks a mirror pod, holding its static pod's hash.
-pub const CONFIG_MIRROR: &str = "kubernetes.io/config.mirror";
-
-/// Whether `pod` is a static pod (it came from a manifest file).
-#[must_use]
-pub fn is_static_pod(pod: &Pod) -> bool {
-    annotation(pod, CONFIG_SOURCE) == Some("file")
-}
-
-/// The hash that ties a static pod to its mirror: the static pod's `config.hash`.
-#[must_use]
-pub fn static_hash(pod: &Pod) -> Option<&str> {
-    annotation(pod, CONFIG_HASH)
-}
-
-/// The hash a mirror pod carries (`None`: not a mirror pod).
-#[must_use]
-pub fn mirror_hash(pod: &Pod) -> Option<&str> {
-    annotation(pod, CONFIG_MIRROR)
-}
-
-fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    pod.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(key))
-        .map(String::as_str)
-}
+use sergeant_core::source::{static_hash, CONFIG_MIRROR};
 
 /// The mirror pod of `static_pod`, owned by the Node `node` whose UID is `node_uid`.
 #[must_use]
@@ -67,6 +38,7 @@ pub fn mirror_of(static_pod: &Pod, node: &str, node_uid: &str) -> Pod {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sergeant_core::source::{is_static_pod, mirror_hash, CONFIG_HASH, CONFIG_SOURCE};
 
     #[test]
     fn the_mirror_carries_the_hash_and_the_node_as_owner() {
@@ -84,7 +56,6 @@ mod tests {
         assert!(is_static_pod(&pod));
         let mirror = mirror_of(&pod, "node-a", "n-uid");
         assert_eq!(mirror_hash(&mirror), Some("h1"));
-        assert!(!is_static_pod(&Pod::default()));
         assert_eq!(mirror.metadata.uid, None, "the API server gives it its own");
         assert_eq!(mirror.metadata.name.as_deref(), Some("web-node-a"));
         let owner = &mirror.metadata.owner_references.unwrap()[0];

@@ -12,7 +12,7 @@ use kube::runtime::watcher::Event;
 use sergeant_messages::pods::core::Pod;
 
 use super::plan::key_of;
-use super::pod::mirror_hash;
+use sergeant_core::source::mirror_hash;
 
 /// A write of the agent's own that the API server confirmed.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,7 +112,7 @@ fn mirror(object: DynamicObject) -> Option<Pod> {
         .metadata
         .annotations
         .as_ref()
-        .is_some_and(|a| a.contains_key(super::pod::CONFIG_MIRROR));
+        .is_some_and(|a| a.contains_key(sergeant_core::source::CONFIG_MIRROR));
     if !marked {
         return None;
     }

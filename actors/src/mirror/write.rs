@@ -6,7 +6,7 @@ use kube::api::{DeleteParams, PostParams, Preconditions};
 use kube::{Api, Client};
 use sergeant_messages::pods::core::Pod;
 
-use super::pod::mirror_hash;
+use sergeant_core::source::mirror_hash;
 
 /// Why a mirror pod call failed; the next look tries again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

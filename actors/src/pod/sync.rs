@@ -20,7 +20,6 @@ use super::observe::observe;
 use super::start::{start_container, NotStarted, StartRequest};
 use super::termination::read_messages;
 use super::volume_events::record_volume_failure;
-use crate::api::{fetch_pod_objects, TokenCache};
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::hash::container_hash;
@@ -30,6 +29,7 @@ use sergeant_core::spec::{self, NodeContext, PodObjects};
 use sergeant_core::status::{sandbox_ips, Waiting};
 use sergeant_core::time::go_duration;
 use sergeant_core::volumes::{self, Payload, VolumeError, VolumePlan};
+use sergeant_kube_api::{fetch_pod_objects, TokenCache};
 
 /// Everything one sync needs; the pod actor hands it over and gets a [`SyncOutcome`] back.
 pub struct SyncInput {

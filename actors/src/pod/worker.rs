@@ -22,12 +22,12 @@ use super::kill::{kill_container, kill_pod, pod_grace, stop_pod};
 use super::look::Look;
 use super::probe::{ProbeDeps, ProbeKind, ProbeResult, ProbeSet};
 use super::sync::{sync, SyncInput, SyncOutcome};
-use crate::api::TokenCache;
 use crate::events::EventSink;
 use crate::pod_manager::{PodManager, PodTerminated};
 use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::spec::NodeContext;
+use sergeant_kube_api::TokenCache;
 use sergeant_supervisor::failpoint;
 
 #[path = "worker_report.rs"]

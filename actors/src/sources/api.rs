@@ -10,8 +10,8 @@ use kube::Client;
 use sergeant_messages::pods::{RejectedManifest, SourceSnapshot};
 use tokio::sync::watch;
 
-use super::api_store::ApiStore;
-use crate::api::{node_pods, PodWatchItem};
+use sergeant_kube_api::ApiStore;
+use sergeant_kube_api::{node_pods, PodWatchItem};
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::{ChildEnv, ChildSpec, Slot};
 

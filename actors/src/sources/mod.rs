@@ -14,8 +14,6 @@
 
 mod actor;
 mod api;
-pub mod api_pod;
-mod api_store;
 mod file;
 
 pub use actor::StaticPodSource;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use sergeant_messages::pods::core::PodStatus;
 
-use crate::api::RetryBackoff;
+use sergeant_kube_api::RetryBackoff;
 
 /// The first step between two attempts to write a pod's status.
 const BACKOFF_INITIAL: Duration = Duration::from_millis(200);

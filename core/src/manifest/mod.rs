@@ -17,7 +17,7 @@ mod static_pod;
 
 pub use error::{join_problems, ManifestError, Rejection};
 pub(crate) use error::{FieldPath, Manifest};
-pub use static_pod::{load_static_pod, static_pod_uid, CONFIG_HASH, CONFIG_SOURCE};
+pub use static_pod::{load_static_pod, static_pod_uid};
 
 #[cfg(test)]
 pub(crate) use decode::parse;

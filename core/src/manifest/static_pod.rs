@@ -10,12 +10,9 @@ use k8s_openapi::api::core::v1::{Container, Pod, PodSecurityContext, Probe, Tole
 use super::decode;
 use super::error::{FieldPath, Manifest, ManifestError, Rejection};
 use crate::limits::MAX_MANIFEST_BYTES;
+use crate::source::{CONFIG_HASH, CONFIG_SOURCE, FILE_SOURCE};
 use crate::validate;
 
-/// The annotation naming the source a pod came from.
-pub const CONFIG_SOURCE: &str = "kubernetes.io/config.source";
-/// The annotation holding the hash that identifies the pod's content (its UID).
-pub const CONFIG_HASH: &str = "kubernetes.io/config.hash";
 const NAMESPACE_DEFAULT: &str = "default";
 const GRACE_PERIOD_DEFAULT: i64 = 30;
 
@@ -111,7 +108,7 @@ fn into_static_pod(mut pod: Pod, content: &[u8], node: &str) -> Pod {
         .get_or_insert_with(|| NAMESPACE_DEFAULT.to_owned());
     meta.uid = Some(uid.clone());
     let annotations = meta.annotations.get_or_insert_with(BTreeMap::new);
-    annotations.insert(CONFIG_SOURCE.to_owned(), "file".to_owned());
+    annotations.insert(CONFIG_SOURCE.to_owned(), FILE_SOURCE.to_owned());
     annotations.insert(CONFIG_HASH.to_owned(), uid);
     if let Some(spec) = pod.spec.as_mut() {
         spec.node_name = Some(node.to_owned());

@@ -7,13 +7,9 @@ use std::collections::BTreeMap;
 use kube::api::DynamicObject;
 use sergeant_messages::pods::core::Pod;
 
-use sergeant_core::manifest::{join_problems, CONFIG_SOURCE};
+use sergeant_core::manifest::join_problems;
+use sergeant_core::source::{API_SOURCE, CONFIG_MIRROR, CONFIG_SOURCE};
 use sergeant_core::validate::api_pod_problems;
-
-/// The value of [`CONFIG_SOURCE`] on pods that came from the API server.
-pub const API_SOURCE: &str = "api";
-/// The annotation of a mirror pod, the API's copy of a static pod: not a pod to run.
-const MIRROR: &str = "kubernetes.io/config.mirror";
 
 /// Why an API object cannot be run on this node, as one line naming the field and reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,7 +48,7 @@ pub fn origin_of(object: &DynamicObject) -> String {
 /// [`ApiPodError`] naming the field and the reason.
 pub fn convert(object: &DynamicObject) -> Result<Option<Pod>, ApiPodError> {
     let annotations = object.metadata.annotations.as_ref();
-    if annotations.is_some_and(|a| a.contains_key(MIRROR)) {
+    if annotations.is_some_and(|a| a.contains_key(CONFIG_MIRROR)) {
         return Ok(None);
     }
     let value = serde_json::to_value(object).map_err(|e| ApiPodError::Decode {
@@ -75,19 +71,10 @@ pub fn convert(object: &DynamicObject) -> Result<Option<Pod>, ApiPodError> {
     Ok(Some(pod))
 }
 
-/// Whether `pod` came from the API server (and so has a status to report there).
-#[must_use]
-pub fn is_api_pod(pod: &Pod) -> bool {
-    pod.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(CONFIG_SOURCE))
-        .is_some_and(|s| s == API_SOURCE)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sergeant_core::source::is_api_pod;
 
     fn object(spec: serde_json::Value) -> DynamicObject {
         serde_json::from_value(serde_json::json!({
@@ -165,7 +152,7 @@ mod tests {
     #[test]
     fn mirror_pods_are_not_run() {
         let mut mirror = object(serde_json::json!({"containers": []}));
-        mirror.metadata.annotations = Some([(MIRROR.to_owned(), "x".to_owned())].into());
+        mirror.metadata.annotations = Some([(CONFIG_MIRROR.to_owned(), "x".to_owned())].into());
         assert_eq!(convert(&mirror), Ok(None));
     }
 }

@@ -11,7 +11,7 @@ use kube::runtime::watcher::Event;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::{PodSource, RejectedManifest, SourceSnapshot};
 
-use super::api_pod::{convert, origin_of};
+use crate::pod_object::{convert, origin_of};
 
 /// One object of the view.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +22,7 @@ enum Entry {
 
 /// The pods bound to the node, by `namespace/name`.
 #[derive(Debug, Default)]
-pub(crate) struct ApiStore {
+pub struct ApiStore {
     view: BTreeMap<String, Entry>,
     /// A relist in progress.
     relist: Option<BTreeMap<String, Entry>>,
@@ -31,7 +31,7 @@ pub(crate) struct ApiStore {
 
 impl ApiStore {
     /// Takes one watcher event; true when the view changed (time to publish).
-    pub(crate) fn apply(&mut self, event: Event<DynamicObject>) -> bool {
+    pub fn apply(&mut self, event: Event<DynamicObject>) -> bool {
         match event {
             Event::Init => {
                 self.relist = Some(BTreeMap::new());
@@ -59,12 +59,12 @@ impl ApiStore {
     }
 
     /// Whether a complete list has been read.
-    pub(crate) fn synced(&self) -> bool {
+    pub fn synced(&self) -> bool {
         self.synced
     }
 
     /// The view as the pod manager takes it.
-    pub(crate) fn snapshot(&self) -> SourceSnapshot {
+    pub fn snapshot(&self) -> SourceSnapshot {
         let mut pods = Vec::new();
         let mut rejected = Vec::new();
         for entry in self.view.values() {

@@ -1,4 +1,4 @@
-//! The API server side of managed mode. [`client_from_kubeconfig`] builds the one client every
+//! sergeant's side of the API server (managed mode). [`client_from_kubeconfig`] builds the one client every
 //! actor that talks to the control plane shares (node status and lease, the API pod source,
 //! the status manager, events, the pod actors' reads of config maps, secrets and tokens with
 //! [`fetch_pod_objects`]), on one HTTP/2 connection (`transport`); without `--kubeconfig`
@@ -6,11 +6,15 @@
 //! [`node_pods`] is the watch of the node's pods. Retries against the API server are paced by
 //! one jittered, bounded back-off, [`RetryBackoff`]; reads the Node authorizer refuses for a
 //! moment after a pod is bound are retried before they count as failures (`forbidden`).
+//! Each watched pod object is decoded and checked alone ([`pod_object::convert`]) into a view
+//! that a relist replaces only once complete ([`ApiStore`]).
 
 mod backoff;
 mod client;
 mod forbidden;
+pub mod pod_object;
 mod pod_objects;
+mod pod_store;
 mod token;
 mod transport;
 mod watch;
@@ -18,5 +22,6 @@ mod watch;
 pub use backoff::RetryBackoff;
 pub use client::{client_from_kubeconfig, ApiClientError};
 pub use pod_objects::fetch_pod_objects;
+pub use pod_store::ApiStore;
 pub use token::TokenCache;
 pub use watch::{node_pods, PodWatchItem};
