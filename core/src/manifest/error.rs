@@ -280,10 +280,14 @@ mod tests {
     /// of the labels; the index is read once, and each lookup costs its path's length.
     #[test]
     fn locating_many_fields_is_linear() {
-        let small = locate_labels(10_000);
-        let large = locate_labels(40_000);
-        eprintln!("located 10 000 labels in {small:?}, 40 000 in {large:?}");
+        // 16 times the fields: a linear cost grows about 16 times, a quadratic one 256 times.
+        // The bound sits between (64) so a loaded machine's noise cannot fail a linear cost;
+        // the best of three rounds of each size keeps one descheduled round out.
+        let best = |n| (0..3).map(|_| locate_labels(n)).min().unwrap_or_default();
+        let small = best(2_500);
+        let large = best(40_000);
+        eprintln!("located 2 500 labels in {small:?}, 40 000 in {large:?}");
         let margin = std::time::Duration::from_millis(200);
-        assert!(large <= small * 8 + margin, "{small:?} then {large:?}");
+        assert!(large <= small * 64 + margin, "{small:?} then {large:?}");
     }
 }
