@@ -88,6 +88,7 @@ fn run(
             adapter_factory: adapters::factory(),
             node_name,
             api,
+            server: sergeant_server::child_specs,
         });
         let root = start_root(&spec);
         let trim = tokio::spawn(memory::trim_freed_memory());

@@ -17,7 +17,7 @@ pub mod pleg;
 pub mod pod;
 pub mod pod_manager;
 pub mod runtime;
-pub mod server;
+pub mod serving;
 pub mod sources;
 pub mod status_manager;
 pub mod tree;

@@ -26,7 +26,7 @@ use crate::pending::Pending;
 use crate::pleg::Pleg;
 use crate::pod_manager::{PodManager, PodManagerDeps};
 use crate::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort};
-use crate::server::ServerDeps;
+use crate::serving::{ServerChildren, ServerDeps};
 use crate::sources::{api_child_spec, StaticPodSource};
 use crate::status_manager::{self, StatusManager};
 use sergeant_supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor};
@@ -51,6 +51,8 @@ pub struct TreeDeps {
     pub node_name: String,
     /// The API server client in managed mode (`--kubeconfig`); `None` when standalone.
     pub api: Option<kube::Client>,
+    /// The listeners of the node's HTTP server, built once the children they read exist.
+    pub server: ServerChildren,
 }
 
 /// A role of the tree whose job is not built yet.
@@ -236,7 +238,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         Strategy::OneForOne,
         &policy,
         &Slot::new("server"),
-        crate::server::child_specs(&server_deps),
+        (deps.server)(&server_deps),
     );
 
     ChildSpec::supervisor(

@@ -39,8 +39,8 @@ use self::error::StatsError;
 use self::rate::CpuRates;
 use self::sampler::Sampler;
 use self::types::{FsStats, Summary};
-use crate::pod_manager::ListPods;
-use crate::server::ServerDeps;
+use crate::ServerDeps;
+use sergeant_actors::pod_manager::ListPods;
 
 /// What one listener keeps for its stats routes: the background sampler of the pods, and the
 /// previous CPU samples (held only for short synchronous steps, never across an await).

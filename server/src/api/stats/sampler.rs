@@ -21,9 +21,9 @@ use super::error::StatsError;
 use super::host::{self, Host, Target};
 use super::pods::RuntimeView;
 use super::sandbox::{self, SandboxInfo};
-use crate::config_feed::ConfigState;
-use crate::runtime::RuntimePort;
-use crate::server::ServerDeps;
+use crate::ServerDeps;
+use sergeant_actors::config_feed::ConfigState;
+use sergeant_actors::runtime::RuntimePort;
 use sergeant_core::spec::{is_safe_path_component, pod_dir_in};
 
 /// How often the pods' numbers are read again: cAdvisor's housekeeping interval in the

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use sergeant_messages::pods::core::{Container, ContainerStatus, Pod};
 
-use crate::pod_manager::ListPods;
-use crate::server::ServerDeps;
+use crate::ServerDeps;
+use sergeant_actors::pod_manager::ListPods;
 
 /// A request's failure: the status and the message.
 pub type Failure = (StatusCode, String);

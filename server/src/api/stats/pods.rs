@@ -13,7 +13,7 @@ use super::super::node_runtime::{node_selector, ready_sandboxes, running_contain
 use super::clock::time_of_ns;
 use super::error::StatsError;
 use super::types::PodReference;
-use crate::runtime::RuntimePort;
+use sergeant_actors::runtime::RuntimePort;
 
 /// What the runtime says about the node's sandboxes and containers, read at once.
 #[derive(Debug, Default)]
@@ -189,11 +189,7 @@ pub(super) mod tests {
     }
 
     /// A container `name` of `sandbox`, as the runtime lists it.
-    pub(in crate::server::api::stats) fn container(
-        id: &str,
-        sandbox: &str,
-        name: &str,
-    ) -> cri::Container {
+    pub(in crate::api::stats) fn container(id: &str, sandbox: &str, name: &str) -> cri::Container {
         cri::Container {
             id: id.to_string(),
             pod_sandbox_id: sandbox.to_string(),

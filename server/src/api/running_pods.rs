@@ -2,7 +2,7 @@
 //! from the runtime's sandboxes and running containers (not from the pod specs), as upstream.
 
 use super::node_runtime::{ready_sandboxes, running_containers};
-use crate::server::ServerDeps;
+use crate::ServerDeps;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json, Response};

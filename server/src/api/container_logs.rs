@@ -21,8 +21,8 @@ use super::cri_log::Renderer;
 use super::log_file::LogFile;
 use super::log_query::LogQuery;
 use super::target::{container_id, find, Failure};
-use crate::runtime::RuntimePort;
-use crate::server::ServerDeps;
+use crate::ServerDeps;
+use sergeant_actors::runtime::RuntimePort;
 
 /// How often a followed log is checked for new lines.
 const FOLLOW_POLL: Duration = Duration::from_millis(200);

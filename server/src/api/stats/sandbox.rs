@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use sergeant_messages::runtime::cri;
 
-use crate::runtime::RuntimePort;
+use sergeant_actors::runtime::RuntimePort;
 
 /// A sandbox's pid and log directory, when the runtime tells them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

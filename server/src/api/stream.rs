@@ -15,8 +15,8 @@ use sergeant_messages::runtime::cri;
 use tokio::net::TcpStream;
 
 use super::target::{container_id, current_container_id, find, find_pod, Failure};
-use crate::pod::observe::observe;
-use crate::server::ServerDeps;
+use crate::ServerDeps;
+use sergeant_actors::pod::observe::observe;
 
 /// How long the runtime's streaming server may take to answer an exec, attach or
 /// port-forward request: to accept the connection and send a response head (and the body of

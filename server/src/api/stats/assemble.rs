@@ -185,7 +185,7 @@ fn ephemeral(root_fs: &FsStats, containers: &[ContainerStats], host: &PodHost) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::api::stats::types::PodReference;
+    use crate::api::stats::types::PodReference;
 
     fn sample(id: &str, at: i64, usage: u64, working_set: u64) -> cri::ContainerStats {
         let v = |value| Some(cri::UInt64Value { value });

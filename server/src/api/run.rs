@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use sergeant_messages::runtime::cri;
 
 use super::target::current_container_id;
-use crate::server::ServerDeps;
+use crate::ServerDeps;
 
 /// How long the command may run.
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);

@@ -11,7 +11,7 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::SourceSnapshot;
 use sergeant_messages::supervision::{GetTree, TreeNode};
 
-use crate::pod_manager::ListPods;
+use sergeant_actors::pod_manager::ListPods;
 use sergeant_supervisor::failpoint;
 
 use super::api;

@@ -19,40 +19,13 @@ use std::net::SocketAddr;
 
 use actix::{Actor, ActorFutureExt, AsyncContext, Context, WrapFuture};
 use futures::future::{FutureExt, LocalBoxFuture};
-use metrics_exporter_prometheus::PrometheusHandle;
-use tokio::sync::watch;
 
-use crate::config_feed::ConfigState;
-use crate::pod_manager::PodManager;
-use sergeant_messages::pods::SourceSnapshot;
+use sergeant_actors::serving::ServerDeps;
 use sergeant_supervisor::failpoint;
-use sergeant_supervisor::{ChildEnv, ChildRef, ChildSpec, Slot, Supervisor};
+use sergeant_supervisor::{ChildEnv, ChildSpec, Slot};
 
 pub use routes::Endpoints;
 use secure::TlsSettings;
-
-/// What the server needs from the rest of the agent.
-#[derive(Clone)]
-pub struct ServerDeps {
-    /// The root supervisor, for `/debug/supervision` and `/healthz`.
-    pub root: ChildRef<Supervisor>,
-    /// The Prometheus recorder's handle, for `/metrics`.
-    pub metrics: PrometheusHandle,
-    /// The live configuration, for `/debug/config` and the listen addresses.
-    pub config: watch::Receiver<ConfigState>,
-    /// The pod manager, for `/pods`.
-    pub pods: ChildRef<PodManager>,
-    /// When PLEG last relisted, for `/healthz`.
-    pub pleg: watch::Receiver<Option<std::time::Instant>>,
-    /// The static pod source's view, for `/debug/sources`.
-    pub file_source: watch::Receiver<SourceSnapshot>,
-    /// The API pod source's view (never synced when standalone), for `/debug/sources`.
-    pub api_source: watch::Receiver<SourceSnapshot>,
-    /// The API server client in managed mode: tokens and authorization are checked with it.
-    pub api: Option<kube::Client>,
-    /// The runtime, for container logs and commands.
-    pub port: crate::runtime::RuntimePort,
-}
 
 /// The listeners the configuration asks for, each a child of the `server` supervisor: the
 /// healthz endpoint (`healthzPort`), the read-only port (`readOnlyPort`) and the kubelet API
