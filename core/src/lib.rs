@@ -13,6 +13,7 @@
 
 pub mod allocatable;
 pub mod backoff;
+pub mod gc;
 pub mod hash;
 pub mod kind;
 pub mod labels;

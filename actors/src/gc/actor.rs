@@ -13,10 +13,10 @@ use tracing::Instrument;
 use super::collect::{
     self, Outcome, Pass, PassError, CONTAINERS_METRIC, LOG_DIRS_METRIC, SANDBOXES_METRIC,
 };
-use super::plan::Policy;
 use crate::config_feed::{self, ConfigState};
 use crate::pod_manager::PodManager;
 use crate::runtime::RuntimePort;
+use sergeant_core::gc::Policy;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::{ChildEnv, ChildRef, ChildSpec, Slot};
 

@@ -10,9 +10,9 @@ use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::log_dirs;
-use super::plan::{plan, Existing, Policy, Removal, RuntimeObjects};
 use crate::pod_manager::{ExistingPods, PodManager};
 use crate::runtime::RuntimePort;
+use sergeant_core::gc::{plan, Existing, Policy, Removal, RuntimeObjects};
 use sergeant_core::labels;
 use sergeant_supervisor::{ChildRef, SendError};
 

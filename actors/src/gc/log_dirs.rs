@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::io;
 use std::path::Path;
 
-use super::plan::RuntimeObjects;
+use sergeant_core::gc::RuntimeObjects;
 use sergeant_core::labels;
 
 /// The pod UID a log directory name ends with; `None` for a name not shaped

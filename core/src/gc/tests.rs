@@ -1,11 +1,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
+use k8s_cri::v1 as cri;
 use sergeant_config::sergeant::GarbageCollection;
-use sergeant_messages::runtime::cri;
 
 use super::{plan, Existing, Plan, Policy, RuntimeObjects};
-use sergeant_core::labels;
+use crate::labels;
 
 const NODE: &str = "node-a";
 const RUNNING: cri::ContainerState = cri::ContainerState::ContainerRunning;

@@ -1,5 +1,5 @@
-//! The pure decision of one garbage collection pass: given the runtime's containers and
-//! sandboxes and the pods that still exist, which containers and sandboxes to remove.
+//! Container garbage collection, decided: given the runtime's containers and sandboxes and the
+//! pods that still exist, which containers and sandboxes one pass removes. Entry point: [`plan`].
 //!
 //! The policy is upstream's container GC (`--minimum-container-ttl-duration`,
 //! `--maximum-dead-containers-per-container`, `--maximum-dead-containers`) with one guarantee
@@ -10,10 +10,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
+use k8s_cri::v1 as cri;
 use sergeant_config::sergeant::GarbageCollection;
-use sergeant_messages::runtime::cri;
 
-use sergeant_core::labels;
+use crate::labels;
 
 /// The limits a pass applies, from `garbageCollection` of the configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,5 +289,4 @@ fn idle_sandboxes(
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;
