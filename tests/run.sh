@@ -79,6 +79,7 @@ main() {
     log "formatting and lints"
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets --all-features -- -D warnings
+    bash tests/layers.sh
 
     log "build"
     cargo build --workspace --all-targets --all-features

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The crate graph's rules, checked with `cargo tree` (tests/run.sh runs this with the lints):
+#   - core (pure pod logic) and host (node file work) use no actor framework, no async runtime,
+#     no API client and no higher sergeant crate;
+#   - the one way tokio reaches core is k8s-cri, whose generated CRI types come with tonic's
+#     client stubs (the crate has no feature to leave them out); core uses only the types,
+#     so the check prunes k8s-cri and fails on any other path;
+#   - actors never depend on the HTTP server (the server sits above them).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+failed=0
+deps_of() { cargo tree -p "$1" -e normal --prune k8s-cri --prefix none --offline 2>/dev/null | awk '{print $1}' | sort -u; }
+
+forbid() {
+	local crate=$1 pattern=$2 why=$3 found
+	found=$(deps_of "$crate" | grep -E "$pattern" | tr '\n' ' ' || true)
+	if [[ -n $found ]]; then
+		echo "layers: $crate depends on $found($why)" >&2
+		failed=1
+	fi
+}
+
+pure='^(actix|actix-rt|tokio|tonic|kube|kube-client|hyper|axum|sergeant-(messages|supervisor|runtime-adapters|kube-api|actors|server))$'
+forbid sergeant-core "$pure" "core is pure: no actors, runtime, client or higher sergeant crate"
+forbid sergeant-host "$pure" "host does node file work only, called by actors"
+forbid sergeant-actors '^sergeant-server$' "the server sits above the actors"
+forbid sergeant-kube-api '^(sergeant-actors|sergeant-server)$' "the API client sits below the actors"
+
+((failed == 0)) && echo "layers: crate graph as documented (core and host pure, server above actors)"
+exit "$failed"
