@@ -2,7 +2,8 @@
 //! it prints numbers and writes them to a results file, it asserts nothing).
 //!
 //! For 1, 10 and 110 static pods: the time from the manifests being written to every
-//! container running (as `/pods` reports it) and to every pod `Running`; then the agent's RSS
+//! container running (as `/pods` reports it) and to every pod `Running`, with `/healthz`'s
+//! answer times during that burst; then the agent's RSS
 //! and CPU use while idle with the pods running. The same rounds run against sergeant and,
 //! when `UPSTREAM_KUBELET` names its binary, against the upstream kubelet in standalone mode
 //! on the same containerd, one after the other.
@@ -16,7 +17,7 @@ mod common;
 use std::fs;
 use std::time::{Duration, Instant};
 
-use common::{all, containers_running, Agent, Kind};
+use common::{all, containers_running, quantile_ms, Agent, HealthzSampler, Kind};
 use serde_json::{json, Value};
 
 const SIZES: [usize; 3] = [1, 10, 110];
@@ -65,6 +66,7 @@ fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
     let pid = agent.pid();
     let mut rounds = Vec::new();
     for (round, &count) in SIZES.iter().enumerate() {
+        let healthz = HealthzSampler::start(&agent.healthz);
         let written = Instant::now();
         agent.write_pods(round, count);
         agent.wait(ROUND_DEADLINE, |pods| all(pods, count, containers_running));
@@ -73,13 +75,22 @@ fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
             all(pods, count, |p| p["status"]["phase"] == "Running")
         });
         let to_running = written.elapsed();
+        let latencies = healthz.finish();
+        let (p50, p99) = (quantile_ms(&latencies, 0.5), quantile_ms(&latencies, 0.99));
+        let max = quantile_ms(&latencies, 1.0);
+        println!(
+            "{:>16} {count:>4} pods: /healthz while starting p50 {p50:>6.1} ms, p99 {p99:>6.1} ms, max {max:>6.1} ms ({} checks)",
+            kind.name(),
+            latencies.len()
+        );
         println!(
             "{:>16} {count:>4} pods: all containers started {:>8.1} ms, all Running at /pods {:>8.1} ms",
             kind.name(),
             to_started.as_secs_f64() * 1e3,
             to_running.as_secs_f64() * 1e3
         );
-        let mut entry = json!({"pods": count, "started_ms": to_started.as_secs_f64() * 1e3, "running_ms": to_running.as_secs_f64() * 1e3});
+        let mut entry = json!({"pods": count, "started_ms": to_started.as_secs_f64() * 1e3, "running_ms": to_running.as_secs_f64() * 1e3,
+            "healthz_p50_ms": p50, "healthz_p99_ms": p99, "healthz_max_ms": max, "healthz_checks": latencies.len()});
         if let Some(overhead) = own_overhead(&agent) {
             println!(
                 "{:>16} {count:>4} pods: own overhead per pod (start-up less CRI calls) p50 {:>6.1} ms, p99 {:>6.1} ms",

@@ -61,6 +61,8 @@ pub struct Agent {
     pub read_only: String,
     /// `https://127.0.0.1:<port>`.
     pub secure: String,
+    /// `http://127.0.0.1:<healthzPort>/healthz`.
+    pub healthz: String,
     client: reqwest::blocking::Client,
     manifests: PathBuf,
     /// Dropped after the process was killed ([`Drop`] runs before the fields go).
@@ -74,16 +76,19 @@ impl Agent {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let manifests = dir.path().join("manifests");
         fs::create_dir(&manifests).expect("manifest dir");
-        let (read_only, secure) = (harness::free_port(), harness::free_port());
+        let (read_only, secure, healthz) = (
+            harness::free_port(),
+            harness::free_port(),
+            harness::free_port(),
+        );
         let isolation =
             isolation::Isolation::new(&format!("standalone-{}", kind.name()), dir.path());
         let mut config_text = format!(
             "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
-             healthzPort: {}\nreadOnlyPort: {read_only}\nport: {secure}\nstaticPodPath: {}\n\
+             healthzPort: {healthz}\nreadOnlyPort: {read_only}\nport: {secure}\nstaticPodPath: {}\n\
              containerRuntimeEndpoint: {endpoint}\nmaxPods: 120\nfileCheckFrequency: 1s\n\
              cgroupDriver: cgroupfs\nfailSwapOn: false\n{}authentication:\n  anonymous: {{enabled: true}}\n  \
              webhook: {{enabled: false}}\nauthorization: {{mode: AlwaysAllow}}\n",
-            harness::free_port(),
             manifests.display(),
             isolation.kubelet_config()
         );
@@ -118,6 +123,7 @@ impl Agent {
             child,
             read_only: format!("http://127.0.0.1:{read_only}"),
             secure: format!("https://127.0.0.1:{secure}"),
+            healthz: format!("http://127.0.0.1:{healthz}/healthz"),
             client,
             manifests,
             isolation,
@@ -237,4 +243,60 @@ pub fn write_results(file: &str, report: &Value) {
     let path = dir.join(file);
     fs::write(&path, serde_json::to_string_pretty(report).expect("json")).expect("results written");
     println!("results in {}", path.display());
+}
+
+/// `/healthz` asked every 20 ms on a thread of its own while a round runs: how fast the
+/// agent answers its liveness check while it is busy starting pods.
+pub struct HealthzSampler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<Duration>>,
+}
+
+impl HealthzSampler {
+    /// Starts asking `url` (a fresh connection each time, as a liveness probe does).
+    pub fn start(url: &str) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (url, flag) = (url.to_owned(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let client = reqwest::blocking::Client::builder()
+                .pool_max_idle_per_host(0)
+                .timeout(Duration::from_secs(10))
+                .build()
+                .expect("an HTTP client");
+            let mut latencies = Vec::new();
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let asked = Instant::now();
+                let answered = client
+                    .get(&url)
+                    .send()
+                    .is_ok_and(|r| r.status().is_success());
+                // A failed check counts as the longest wait a probe would accept.
+                latencies.push(if answered {
+                    asked.elapsed()
+                } else {
+                    Duration::from_secs(10)
+                });
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            latencies
+        });
+        Self { stop, thread }
+    }
+
+    /// Stops asking; the latencies, sorted.
+    pub fn finish(self) -> Vec<Duration> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut latencies = self.thread.join().unwrap_or_default();
+        latencies.sort();
+        latencies
+    }
+}
+
+/// The `q` quantile (0..=1) of sorted `values`, in milliseconds.
+pub fn quantile_ms(values: &[Duration], q: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let index = ((values.len() - 1) as f64 * q).round() as usize;
+    values[index.min(values.len() - 1)].as_secs_f64() * 1e3
 }
