@@ -4,7 +4,8 @@
 //! past its intensity it is given up and its pod reported with the reason (status and event)
 //! while the other pods and the node carry on, and it is tried again after the intensity period;
 //! a probe worker that panics is restarted, and its container is not Ready until the new
-//! worker's first result.
+//! worker's first result; a pod manager that fails is restarted and takes over the pod actors,
+//! which kept running.
 //!
 //! The managed test needs the control plane `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR).
 #![cfg(feature = "failpoints")]
@@ -14,7 +15,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::managed::{sleeper, Managed, DEADLINE, HTTPD};
-use common::node::{condition, container, manifest, phase, Node, POD_DEADLINE};
+use common::node::{condition, container, manifest, phase, Node, POD_DEADLINE, SHELL};
 use common::{tree_node, try_get, wait_for, TestConfig};
 use serde_json::Value;
 
@@ -208,4 +209,60 @@ fn a_probe_worker_that_panics_is_restarted_and_its_container_is_unready_until_it
         )),
         "{metrics}"
     );
+}
+
+#[test]
+fn a_restarted_pod_manager_takes_over_the_pod_actors_that_kept_running() {
+    // The pod manager fails at its fifth look at the sources: once the pod runs, the test
+    // adds manifests the source refuses, one look each, until it has.
+    let node = Node::start_with_env(
+        "podsup-adopt",
+        "",
+        &[(
+            "FAILPOINTS",
+            "pod-manager::reconcile=4*off->1*return(injected pod manager failure)",
+        )],
+    );
+    let spec =
+        format!("  containers:\n  - name: c\n    image: {SHELL}\n    command: [sleep, '3600']\n");
+    node.write("kept.yaml", &manifest("kept", &spec));
+    let before = node.wait_pod("kept", "Running", |p| phase(p) == "Running");
+    let uid = before["metadata"]["uid"]
+        .as_str()
+        .expect("a UID")
+        .to_owned();
+    let id = container(&before, "containerStatuses", "c")["containerID"].clone();
+    let pod_actor = format!("{POD_SUPERVISOR}/{uid}");
+
+    let mut refused = 0;
+    let tree = wait_for("the pod manager's restart", POD_DEADLINE, || {
+        let tree = node.agent.get_json("/debug/supervision");
+        if tree_node(&tree, "root/pods/pod-manager")["restarts"] == 1 {
+            return Some(tree);
+        }
+        refused += 1;
+        node.write(&format!("refused-{refused}.yaml"), "kind: [not a pod\n");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        None
+    });
+    let manager = tree_node(&tree, "root/pods/pod-manager");
+    let failure = manager["last_failure"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        failure.contains("injected pod manager failure"),
+        "{failure}"
+    );
+    let actor = tree_node(&tree, &pod_actor);
+    assert_eq!(actor["state"], "running", "{tree}");
+    assert_eq!(actor["restarts"], 0, "the pod actor kept running: {tree}");
+
+    // The new pod manager lists the pod again (it lists only what the pod actors it knows
+    // report), reported by the same pod actor.
+    let after = node.wait_pod("kept", "listed again", |p| phase(p) == "Running");
+    let c = container(&after, "containerStatuses", "c");
+    assert_eq!(c["containerID"], id, "the same container: {after}");
+    assert_eq!(c["restartCount"], 0, "{after}");
+    let tree = node.agent.get_json("/debug/supervision");
+    assert_eq!(tree_node(&tree, &pod_actor)["restarts"], 0, "{tree}");
 }
