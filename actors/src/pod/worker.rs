@@ -1,4 +1,4 @@
-//! The pod actor (`pod/<namespace>/<name>`): owns one pod on the node and keeps the runtime in
+//! The pod actor (`pods/pod-supervisor/<uid>`): owns one pod on the node and keeps the runtime in
 //! line with its spec. PLEG events, back-off timers, spec changes ([`UpdatePod`]) and a
 //! periodic resync only trigger a sync; each sync compares the whole spec with the whole
 //! runtime state. Once the actor decides to stop the pod (terminate it, or stop it past its

@@ -153,13 +153,16 @@ impl PodManager {
                         assignment.terminating = Some(grace);
                         workers.get(uid).map(|w| w.tell(TerminatePod { grace }))
                     }
-                    Some(pod) if assignment.pod.as_ref().is_some_and(|running| changed(running, pod)) => {
+                    Some(pod) => {
+                        let running = assignment.pod.as_ref();
+                        if !running.is_some_and(|running| changed(running, pod)) {
+                            continue;
+                        }
                         tracing::info!(pod = %key, "changed in its source, updating its pod actor");
                         assignment.pod = Some(Arc::clone(pod));
                         let pod = Arc::clone(pod);
                         workers.get(uid).map(|w| w.tell(UpdatePod { pod }))
                     }
-                    Some(_) => continue,
                 };
                 if let Some(Err(error)) = sent {
                     tracing::debug!(pod = %key, "told at its next start instead: {error}");
