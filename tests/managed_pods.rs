@@ -11,22 +11,13 @@ mod common;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use common::managed::{Managed, DEADLINE, HTTPD};
-use common::node::{container, phase, SHELL};
+use common::node::{condition, container, phase, SHELL};
 use common::runtime::Runtime;
 use common::wait_for;
-use serde_json::Value;
 
 /// When the runtime started container `id` (CRI `startedAt`, nanosecond precision).
 fn cri_started_at(id: &str) -> u128 {
     u128::try_from(Runtime::connect().container_status(id).started_at).unwrap_or(0)
-}
-
-fn condition<'a>(pod: &'a Value, kind: &str) -> &'a str {
-    pod["status"]["conditions"]
-        .as_array()
-        .and_then(|all| all.iter().find(|c| c["type"] == kind))
-        .and_then(|c| c["status"].as_str())
-        .unwrap_or_default()
 }
 
 #[test]

@@ -6,10 +6,12 @@
 //! ├─ runtime (rest_for_one): runtime-adapter, cni-adapter, pleg
 //! ├─ node (one_for_one): node-status, eviction-manager, gc, container-log-manager
 //! ├─ pods (one_for_one): sources, mirror-pods, event-recorder and api-source (managed),
-//! │   pod-manager, status-manager
+//! │   pod-supervisor (dynamic: one pod actor per pod, named by UID, each with its probe
+//! │   workers below it), pod-manager, status-manager
 //! └─ server (one_for_one): healthz, read-only, kubelet-api (the ports that are not 0)
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -24,7 +26,7 @@ use crate::config_watcher::{ConfigWatcher, VerbosityControl};
 use crate::logs::ContainerLogManager;
 use crate::pending::Pending;
 use crate::pleg::Pleg;
-use crate::pod_manager::{PodManager, PodManagerDeps};
+use crate::pod_manager::{pod_supervisor, PodManager, PodManagerDeps, POD_SUPERVISOR};
 use crate::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort};
 use crate::serving::{ServerChildren, ServerDeps};
 use crate::sources::{api_child_spec, StaticPodSource};
@@ -192,6 +194,15 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         pods_children.push(api_child_spec(client, source_node, api_source.clone()));
     }
     let server_port = port.clone();
+    // The pod supervisor starts before the pod manager, which asks it for pod actors at once.
+    let assignments = watch::Sender::new(BTreeMap::new());
+    let pod_supervisor_slot = Slot::new(POD_SUPERVISOR);
+    pods_children.push(pod_supervisor(
+        &policy,
+        &pod_supervisor_slot,
+        assignments.subscribe(),
+        manager_slot.reference(policy.delivery_timeout),
+    ));
     let manager_deps = PodManagerDeps {
         port,
         config: deps.config.subscribe(),
@@ -202,6 +213,10 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
             .map(|_| status_slot.reference(policy.delivery_timeout)),
         events,
         api: deps.api.clone(),
+        pod_supervisor: pod_supervisor_slot,
+        assignments,
+        manager: manager_slot.reference(policy.delivery_timeout),
+        supervision: policy.clone(),
     };
     let pod_manager = ChildSpec::worker("pod-manager", &manager_slot, move |env| {
         PodManager::new(env, manager_deps.clone())

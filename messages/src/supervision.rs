@@ -59,16 +59,40 @@ pub struct TreeNode {
     pub last_failure: Option<FailureRecord>,
     /// What the actor says about itself (for example that its job is not built yet).
     pub status: String,
+    /// Whether its children's failures stay below it: true for a dynamic supervisor, whose
+    /// children (pods, probe workers) are reported on what they serve — a pod that cannot run
+    /// is the pod's trouble, not the node's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub isolated: bool,
     /// The children, for a supervisor; empty for a worker.
     pub children: Vec<TreeNode>,
 }
 
 impl TreeNode {
-    /// Whether this node or anything below it is not running as it should: a child waiting to
-    /// restart or given up. `/healthz` fails while the root is degraded.
+    /// The node of a running dynamic supervisor at `path` (named after its last segment),
+    /// saying `status`, whose children its caller fills in.
+    #[must_use]
+    pub fn dynamic(path: &str, status: String) -> Self {
+        Self {
+            name: path.rsplit('/').next().unwrap_or(path).to_owned(),
+            path: path.to_owned(),
+            strategy: None,
+            state: ChildState::Running,
+            restarts: 0,
+            last_failure: None,
+            status,
+            isolated: true,
+            children: Vec::new(),
+        }
+    }
+
+    /// Whether this node or anything below it that is not [`isolated`](Self::isolated) is not
+    /// running as it should: a child waiting to restart or given up. `/healthz` fails while
+    /// the root is degraded.
     #[must_use]
     pub fn is_degraded(&self) -> bool {
-        self.state != ChildState::Running || self.children.iter().any(TreeNode::is_degraded)
+        self.state != ChildState::Running
+            || (!self.isolated && self.children.iter().any(TreeNode::is_degraded))
     }
 }
 

@@ -139,11 +139,14 @@ async fn tree(deps: &ServerDeps) -> Result<TreeNode, Response> {
     })
 }
 
+/// The deepest degraded nodes; the children of an isolated node (a dynamic supervisor's pods
+/// and probe workers) never count.
 fn degraded_paths(node: &TreeNode, out: &mut Vec<String>) {
-    if node.is_degraded() && node.children.iter().all(|c| !c.is_degraded()) {
+    let children: &[TreeNode] = if node.isolated { &[] } else { &node.children };
+    if node.is_degraded() && children.iter().all(|c| !c.is_degraded()) {
         out.push(format!("{} is {:?}", node.path, node.state));
     }
-    for child in &node.children {
+    for child in children {
         degraded_paths(child, out);
     }
 }

@@ -153,6 +153,7 @@ impl Supervisor {
             restarts: 0,
             last_failure: None,
             status: self.env.status(),
+            isolated: false,
             children: Vec::new(),
         }
     }
@@ -190,6 +191,7 @@ impl Handler<GetTree> for Supervisor {
                         if let Some(subtree) = inspect().await {
                             node.children = subtree.children;
                             node.status = subtree.status;
+                            node.isolated = subtree.isolated;
                         }
                     }
                     node

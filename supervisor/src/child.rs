@@ -204,21 +204,24 @@ pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 type StartFn = Rc<dyn Fn(ChildEnv) -> Running>;
 type InspectFn = Rc<dyn Fn() -> LocalBoxFuture<'static, Option<TreeNode>>>;
 
+/// The subtree of the supervisor (or pod actor) at `addr`, or `None` when it did not answer
+/// within [`INSPECT_TIMEOUT`].
+pub(super) async fn ask_tree<S>(addr: actix::Addr<S>) -> Option<TreeNode>
+where
+    S: Actor<Context = Context<S>> + actix::Handler<GetTree>,
+{
+    match tokio::time::timeout(INSPECT_TIMEOUT, addr.send(GetTree)).await {
+        Ok(Ok(tree)) => Some(tree),
+        _ => None,
+    }
+}
+
 /// Reads the subtree of the supervisor at `addr`, giving up after [`INSPECT_TIMEOUT`].
 fn inspector<S>(addr: actix::Addr<S>) -> InspectFn
 where
     S: Actor<Context = Context<S>> + actix::Handler<GetTree>,
 {
-    Rc::new(move || {
-        let addr = addr.clone();
-        async move {
-            match tokio::time::timeout(INSPECT_TIMEOUT, addr.send(GetTree)).await {
-                Ok(Ok(tree)) => Some(tree),
-                _ => None,
-            }
-        }
-        .boxed_local()
-    })
+    Rc::new(move || ask_tree(addr.clone()).boxed_local())
 }
 type MarkFn = Rc<dyn Fn(Mark)>;
 

@@ -6,10 +6,14 @@
 //! [`StartChild`], handing over the [`Slot`] they reach the child through, and end one on
 //! purpose with [`StopChild`]. A child that stops by itself without a failure reason is done and
 //! forgotten (OTP's `transient`); one that panics or exits with [`ChildEnv::fail`] is restarted
-//! with the same back-off and intensity rules as a static supervisor's children. Past its
+//! with the same back-off and intensity rules as a static supervisor's children, each
+//! incarnation made afresh by [`MakeChild`] from what is wanted now (which may be nothing any
+//! more: the child is then forgotten). Its owner hears of every failure through
+//! [`DynamicSpec::on_failure`], to drop what the dead incarnation vouched for. Past its
 //! intensity a child is not escalated — one bad pod must not take the node down — but given up
 //! for a while: its owner hears of it through [`ChildGaveUp`], and the supervisor tries it again
-//! after [`GiveUpPolicy::retry_after`].
+//! after [`GiveUpPolicy::retry_after`]. For the same reason the children's failures never make
+//! the tree degraded ([`TreeNode::isolated`]): they are reported on what the children serve.
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
@@ -23,7 +27,7 @@ use actix::{
 use futures::future::{join_all, LocalBoxFuture};
 use sergeant_messages::supervision::{ChildGaveUp, ChildState, GetTree, TreeNode};
 
-use super::child::{spawn_actor, ChildEnv, JoinOutcome};
+use super::child::{ask_tree, spawn_actor, ChildEnv, JoinOutcome};
 use super::life::{stopping_after_children, Drains, Life, Shutdown};
 use super::metrics;
 use super::policy::{IntensityWindow, RestartPolicy};
@@ -31,8 +35,8 @@ use super::slot::{Availability, Slot};
 
 /// Makes a fresh incarnation of the child called `name` (the key it was started with), from
 /// whatever the truth is now: a restarted pod actor reads the pod's current spec, not the spec
-/// its dead predecessor had.
-pub type MakeChild<A> = Rc<dyn Fn(&str, &ChildEnv) -> A>;
+/// its dead predecessor had. `None` when the child is not wanted any more: it is forgotten.
+pub type MakeChild<A> = Rc<dyn Fn(&str, &ChildEnv) -> Option<Incarnation<A>>>;
 
 /// Asks a live child for the subtree below it (a pod actor's probe workers), for
 /// `/debug/supervision`.
@@ -40,6 +44,40 @@ pub type InspectChild<A> = Rc<dyn Fn(&Addr<A>) -> LocalBoxFuture<'static, Option
 
 /// Told about a child given up, so its owner can report it (the pod's status and an event).
 pub type OnGiveUp = Rc<dyn Fn(ChildGaveUp)>;
+
+/// Told the name of a child that just failed and the failure, before it is restarted or given
+/// up, so its owner drops what the dead incarnation vouched for (a probe's verdict).
+pub type OnFailure = Rc<dyn Fn(&str, &str)>;
+
+/// One incarnation of a dynamic child, as [`MakeChild`] makes it.
+pub struct Incarnation<A> {
+    /// The actor.
+    pub actor: A,
+    /// The span every poll of the actor runs in: its identity in the logs (a pod's namespace,
+    /// name and UID).
+    pub span: tracing::Span,
+}
+
+impl<A> Incarnation<A> {
+    /// `actor` in the span of its place in the tree ([`ChildEnv::span`]).
+    #[must_use]
+    pub fn new(actor: A, env: &ChildEnv) -> Self {
+        Self {
+            actor,
+            span: env.span(),
+        }
+    }
+}
+
+/// Asks a child for its subtree with [`GetTree`] (a pod actor answers with its probe workers),
+/// giving up after the same timeout as a static supervisor's.
+#[must_use]
+pub fn inspect_with_get_tree<A>() -> InspectChild<A>
+where
+    A: Actor<Context = Context<A>> + Handler<GetTree>,
+{
+    Rc::new(|addr: &Addr<A>| Box::pin(ask_tree(addr.clone())))
+}
 
 /// What a dynamic supervisor does with a child that fails more often than its intensity allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +105,8 @@ pub struct DynamicSpec<A: Actor> {
     pub make: MakeChild<A>,
     /// Who hears of a child given up.
     pub on_give_up: Option<OnGiveUp>,
+    /// Who hears of every failure of a child.
+    pub on_failure: Option<OnFailure>,
     /// How a child's own subtree is read, when it has one.
     pub inspect: Option<InspectChild<A>>,
 }
@@ -78,6 +118,7 @@ impl<A: Actor> Clone for DynamicSpec<A> {
             give_up: self.give_up,
             make: Rc::clone(&self.make),
             on_give_up: self.on_give_up.clone(),
+            on_failure: self.on_failure.clone(),
             inspect: self.inspect.clone(),
         }
     }
@@ -150,8 +191,16 @@ impl<A: Actor<Context = Context<A>>> DynamicSupervisor<A> {
             return;
         };
         child.life.env.clear_exit_reason();
-        let actor = (self.spec.make)(name, &child.life.env);
-        let (addr, running) = spawn_actor(actor, child.life.env.span());
+        let Some(made) = (self.spec.make)(name, &child.life.env) else {
+            tracing::info!(
+                child = child.life.env.path(),
+                "not wanted any more, forgotten"
+            );
+            child.slot.publish(Availability::Down);
+            self.children.remove(name);
+            return;
+        };
+        let (addr, running) = spawn_actor(made.actor, made.span);
         child.slot.publish(Availability::Up(addr));
         let done = running.done();
         let generation = child.life.started(running);
@@ -184,6 +233,9 @@ impl<A: Actor<Context = Context<A>>> DynamicSupervisor<A> {
             return;
         }
         let message = child.life.failed(outcome);
+        if let Some(on_failure) = &self.spec.on_failure {
+            on_failure(name, &message);
+        }
         child.slot.publish(Availability::Restarting);
         child.life.state = ChildState::Restarting;
         let delay = child.life.next_restart().unwrap_or_else(|| {
@@ -214,8 +266,8 @@ impl<A: Actor<Context = Context<A>>> DynamicSupervisor<A> {
             if due && !act.shutdown.started() {
                 if let Some(child) = act.children.get_mut(&name) {
                     child.life.restarts += 1;
+                    metrics::count_restart(child.life.env.path());
                 }
-                metrics::count_restart(act.env.path());
                 act.start_incarnation(&name, ctx);
             }
         });
@@ -298,21 +350,14 @@ impl<A: Actor<Context = Context<A>>> Handler<GetTree> for DynamicSupervisor<A> {
                         None => None,
                     } {
                         node.children = subtree.children;
+                        node.isolated = subtree.isolated;
                     }
                     node
                 }
             })
             .collect();
-        let mut root = TreeNode {
-            name: self.env.name().to_owned(),
-            path: self.env.path().to_owned(),
-            strategy: None,
-            state: ChildState::Running,
-            restarts: 0,
-            last_failure: None,
-            status: format!("{} children", self.children.len()),
-            children: Vec::new(),
-        };
+        let mut root =
+            TreeNode::dynamic(self.env.path(), format!("{} children", self.children.len()));
         Box::pin(async move {
             root.children = join_all(children).await;
             root

@@ -21,8 +21,8 @@ mod thread;
 pub use actor::Supervisor;
 pub use child::{spawn_actor, ChildEnv, ChildSpec, JoinOutcome, Running};
 pub use dynamic::{
-    DynamicSpec, DynamicSupervisor, GiveUpPolicy, InspectChild, MakeChild, OnGiveUp, StartChild,
-    StopChild,
+    inspect_with_get_tree, DynamicSpec, DynamicSupervisor, GiveUpPolicy, Incarnation, InspectChild,
+    MakeChild, OnFailure, OnGiveUp, StartChild, StopChild,
 };
 pub use policy::RestartPolicy;
 pub use root::{start_root, RootExit, RootHandle};

@@ -102,6 +102,7 @@ impl Life {
             restarts: self.restarts,
             last_failure: self.last_failure.clone(),
             status: self.env.status(),
+            isolated: false,
             children: Vec::new(),
         }
     }

@@ -192,6 +192,24 @@ impl<A: Actor> ChildRef<A> {
         }
     }
 
+    /// Waits until an incarnation is up that this reference has not seen yet (one published
+    /// after the reference was made or last looked), so an owner can ask a restarted dynamic
+    /// supervisor again for the children the last one had (they died with it). Called again
+    /// with the same reference, it misses no restart.
+    ///
+    /// # Errors
+    /// [`SendError::Down`] once nothing can publish an incarnation any more (the slot is gone).
+    pub async fn restarted(&mut self) -> Result<(), SendError> {
+        loop {
+            if self.rx.changed().await.is_err() {
+                return Err(self.down());
+            }
+            if matches!(&*self.rx.borrow_and_update(), Availability::Up(_)) {
+                return Ok(());
+            }
+        }
+    }
+
     /// The live address of the current incarnation, waiting out a restart up to the deadline.
     async fn current(&self) -> Result<Addr<A>, SendError> {
         let started = Instant::now();

@@ -1,11 +1,14 @@
 //! The dynamic supervisor, exercised with real actix actors: children that come and go, are
-//! restarted with back-off when they panic or fail, are forgotten when they finish, and past
-//! their intensity are given up for a while — reported to their owner — without escalating.
+//! restarted with back-off when they panic or fail (their owner told of each failure, the
+//! restart counted under the child's path), are forgotten when they finish or are no longer
+//! wanted, and past their intensity are given up for a while — reported to their owner —
+//! without escalating or making the tree degraded.
 
 mod common;
 
-use common::{run, wait_for};
+use common::{metrics_handle, run, wait_for};
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -14,7 +17,7 @@ use actix::{Actor, ActorContext, Context, Handler, Message};
 use sergeant_messages::supervision::{ChildGaveUp, ChildState, GetTree, Strategy, TreeNode};
 use sergeant_supervisor::{
     start_root, ChildEnv, ChildRef, ChildSpec, DynamicSpec, DynamicSupervisor, GiveUpPolicy,
-    RestartPolicy, SendError, Slot, StartChild, StopChild, Supervisor,
+    Incarnation, RestartPolicy, SendError, Slot, StartChild, StopChild, Supervisor,
 };
 
 static INCARNATIONS: AtomicU64 = AtomicU64::new(1);
@@ -54,12 +57,18 @@ impl Handler<Order> for Worker {
 }
 
 type GaveUp = Rc<RefCell<Vec<ChildGaveUp>>>;
+type Shared<T> = Rc<RefCell<T>>;
 
 struct Fixture {
     supervisor: ChildRef<DynamicSupervisor<Worker>>,
     root: ChildRef<Supervisor>,
+    sibling: Slot<Worker>,
     gave_up: GaveUp,
-    made: Rc<RefCell<Vec<String>>>,
+    made: Shared<Vec<String>>,
+    /// Every failure the owner was told of: the child's name and the failure.
+    failures: Shared<Vec<(String, String)>>,
+    /// Children the factory declines to make again.
+    unwanted: Shared<BTreeSet<String>>,
 }
 
 fn policy() -> RestartPolicy {
@@ -77,20 +86,30 @@ fn policy() -> RestartPolicy {
 /// A root supervisor with one sibling worker and the dynamic supervisor `workers`.
 fn fixture(retry_after: Duration) -> (Fixture, sergeant_supervisor::RootHandle) {
     let gave_up: GaveUp = Rc::default();
-    let made: Rc<RefCell<Vec<String>>> = Rc::default();
+    let made: Shared<Vec<String>> = Rc::default();
+    let failures: Shared<Vec<(String, String)>> = Rc::default();
+    let unwanted: Shared<BTreeSet<String>> = Rc::default();
     let seen = Rc::clone(&gave_up);
-    let names = Rc::clone(&made);
+    let (names, told, declined) = (Rc::clone(&made), Rc::clone(&failures), Rc::clone(&unwanted));
     let spec = DynamicSpec {
         policy: policy(),
         give_up: GiveUpPolicy { retry_after },
         make: Rc::new(move |name: &str, env: &ChildEnv| {
+            if declined.borrow().contains(name) {
+                return None;
+            }
             names.borrow_mut().push(name.to_owned());
-            Worker {
+            let worker = Worker {
                 env: env.clone(),
                 incarnation: INCARNATIONS.fetch_add(1, Ordering::SeqCst),
-            }
+            };
+            Some(Incarnation::new(worker, env))
         }),
         on_give_up: Some(Rc::new(move |report| seen.borrow_mut().push(report))),
+        on_failure: Some(Rc::new(move |name: &str, failure: &str| {
+            told.borrow_mut()
+                .push((name.to_owned(), failure.to_owned()));
+        })),
         inspect: None,
     };
     let slot = Slot::new("workers");
@@ -110,8 +129,11 @@ fn fixture(retry_after: Duration) -> (Fixture, sergeant_supervisor::RootHandle) 
         Fixture {
             supervisor: slot.reference(Duration::from_secs(3)),
             root: root_slot.reference(Duration::from_secs(3)),
+            sibling: sibling_slot.clone(),
             gave_up,
             made,
+            failures,
+            unwanted,
         },
         root,
     )
@@ -269,5 +291,114 @@ fn past_its_intensity_a_child_is_given_up_reported_and_retried_later_without_esc
         let node = fixture.child("a").await.expect("a is listed");
         assert_eq!(node.state, ChildState::Running);
         assert_eq!(node.restarts, 4);
+    });
+}
+
+#[test]
+fn the_owner_hears_of_each_failure_and_a_child_no_longer_wanted_is_forgotten() {
+    run(async {
+        let metrics = metrics_handle();
+        let (fixture, _root) = fixture(Duration::from_secs(60));
+        let a = fixture.start("told").await;
+        assert_eq!(
+            a.send(Order::Panic).await,
+            Err(SendError::Died {
+                actor: "told".into()
+            })
+        );
+        a.send(Order::Incarnation)
+            .await
+            .expect("back after the panic");
+        assert_eq!(
+            fixture.failures.borrow().as_slice(),
+            [(
+                "told".to_owned(),
+                "panicked: worker told told to panic".to_owned()
+            )]
+        );
+        let text = metrics.render();
+        assert!(
+            text.contains(r#"sergeant_actor_restarts_total{actor="root/workers/told"} 1"#),
+            "restarts are counted under the child's own path: {text}"
+        );
+
+        // The factory declines the next incarnation: the child is forgotten, not restarted.
+        fixture.unwanted.borrow_mut().insert("told".to_owned());
+        a.send(Order::Fail).await.expect("answers before failing");
+        wait_for(
+            "the unwanted child to be forgotten",
+            Duration::from_secs(5),
+            || async { fixture.child("told").await.is_none() },
+        )
+        .await;
+        assert_eq!(
+            a.send(Order::Incarnation).await,
+            Err(SendError::Down {
+                actor: "told".into()
+            })
+        );
+        assert_eq!(fixture.failures.borrow().len(), 2);
+        assert!(fixture.gave_up.borrow().is_empty());
+    });
+}
+
+#[test]
+fn a_given_up_child_leaves_the_tree_healthy_and_shows_its_supervisor_isolated() {
+    run(async {
+        let (fixture, _root) = fixture(Duration::from_secs(60));
+        let a = fixture.start("doomed").await;
+        for _ in 0..4 {
+            assert_eq!(
+                a.send(Order::Panic).await,
+                Err(SendError::Died {
+                    actor: "doomed".into()
+                })
+            );
+        }
+        wait_for(
+            "the child to be given up",
+            Duration::from_secs(5),
+            || async {
+                fixture
+                    .child("doomed")
+                    .await
+                    .is_some_and(|a| a.state == ChildState::GaveUp)
+            },
+        )
+        .await;
+        let root = fixture.root.send(GetTree).await.expect("root answers");
+        assert!(!root.is_degraded(), "{root:?}");
+        let json = serde_json::to_value(&root).expect("tree serializes");
+        assert_eq!(json["children"][1]["name"], "workers");
+        assert_eq!(json["children"][1]["isolated"], true, "{json}");
+        assert_eq!(json["children"][1]["children"][0]["state"], "gave_up");
+        assert!(json["children"][0].get("isolated").is_none(), "{json}");
+    });
+}
+
+#[test]
+fn an_owner_waiting_for_a_restart_hears_of_the_new_incarnation() {
+    run(async {
+        let (fixture, _root) = fixture(Duration::from_secs(60));
+        let sibling = fixture.sibling.reference(Duration::from_secs(3));
+        let first = sibling.send(Order::Incarnation).await.expect("up");
+        // Made while the first incarnation is up: only a later one is news to it.
+        let mut watcher = fixture.sibling.reference(Duration::from_secs(3));
+        let restarted = actix_rt::spawn(async move { watcher.restarted().await });
+        tokio::task::yield_now().await;
+        assert!(!restarted.is_finished(), "the incarnation up is not new");
+        assert_eq!(
+            sibling.send(Order::Panic).await,
+            Err(SendError::Died {
+                actor: "sibling".into()
+            })
+        );
+        tokio::time::timeout(Duration::from_secs(5), restarted)
+            .await
+            .expect("heard of the restart in time")
+            .expect("the watcher ran")
+            .expect("a new incarnation came up");
+        let second = sibling.send(Order::Incarnation).await.expect("up");
+        assert_ne!(first, second);
     });
 }

@@ -3,15 +3,13 @@
 
 mod common;
 
-use common::{run, wait_for};
+use common::{metrics_handle, run, wait_for};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use actix::{Actor, ActorContext, Context, Handler, Message, Running as ActorRunning};
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use sergeant_messages::supervision::{ChildState, GetTree, Strategy, TreeNode};
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::{
@@ -202,15 +200,6 @@ async fn incarnations(refs: &[ChildRef<Probe>], point: &str) -> Vec<u64> {
         out.push(r.send(Poke(point.to_owned())).await.expect("probe answers"));
     }
     out
-}
-
-fn metrics_handle() -> &'static PrometheusHandle {
-    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
-    HANDLE.get_or_init(|| {
-        PrometheusBuilder::new()
-            .install_recorder()
-            .expect("recorder installs")
-    })
 }
 
 /// Panics b through a failpoint, then checks which incarnations changed.

@@ -34,6 +34,11 @@ impl Node {
 
     /// A node named `node-<tag>` whose KubeletConfiguration also has the lines `kubelet_extra`.
     pub fn start_with(tag: &str, kubelet_extra: &str) -> Self {
+        Self::start_with_env(tag, kubelet_extra, &[])
+    }
+
+    /// [`Node::start_with`] with the extra environment `env` (`FAILPOINTS`, say).
+    pub fn start_with_env(tag: &str, kubelet_extra: &str, env: &[(&str, &str)]) -> Self {
         let endpoint = std::env::var("SERGEANT_CRI_ENDPOINT")
             .expect("SERGEANT_CRI_ENDPOINT is not set: run the tests through tests/run.sh, which starts containerd");
         let manifests = tempfile::tempdir().expect("a manifest dir").keep();
@@ -44,7 +49,7 @@ impl Node {
                 manifests.display()
             ))
             .sergeant("crashLoopBackOff:\n  initialPeriod: 1s\n");
-        let agent = Agent::start_with_args(&config, &[], &["--hostname-override", &node_name]);
+        let agent = Agent::start_with_args(&config, env, &["--hostname-override", &node_name]);
         Self {
             agent,
             api: format!("https://127.0.0.1:{}", config.port),
@@ -110,6 +115,16 @@ impl Drop for Node {
 /// The pod's `status.phase`.
 pub fn phase(pod: &Value) -> &str {
     pod["status"]["phase"].as_str().unwrap_or_default()
+}
+
+/// The status (`True`, `False`, …) of the pod's condition `kind` (`Ready`, …); empty when the
+/// pod has none.
+pub fn condition<'a>(pod: &'a Value, kind: &str) -> &'a str {
+    pod["status"]["conditions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["type"] == kind))
+        .and_then(|c| c["status"].as_str())
+        .unwrap_or_default()
 }
 
 /// The status of container `name` in the pod's status list `field` (`containerStatuses`, …).

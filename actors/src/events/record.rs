@@ -52,6 +52,9 @@ pub mod reason {
     pub const FAILED_MOUNT: &str = "FailedMount";
     /// Some image pull secrets of the pod could not be read; pulls go on without them.
     pub const FAILED_TO_RETRIEVE_IMAGE_PULL_SECRET: &str = "FailedToRetrieveImagePullSecret";
+    /// The pod could not be synced: its pod actor failed more often than its restart
+    /// intensity allows and is tried again later.
+    pub const FAILED_SYNC: &str = "FailedSync";
 }
 
 /// The object an event is about: a pod, or one of its containers (`field_path`).

@@ -1,4 +1,4 @@
-//! The pod actor (`pod/<namespace>/<name>`): owns one pod on the node and keeps the runtime in
+//! The pod actor (`pods/pod-supervisor/<uid>`): owns one pod on the node and keeps the runtime in
 //! line with its spec. PLEG events, back-off timers, spec changes ([`UpdatePod`]) and a
 //! periodic resync only trigger a sync; each sync compares the whole spec with the whole
 //! runtime state. Once the actor decides to stop the pod (terminate it, or stop it past its
@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use actix::{
-    Actor, ActorContext, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message,
+    Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, Message, ResponseFuture,
     SpawnHandle, WrapFuture,
 };
 use futures::FutureExt;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::PodKey;
+use sergeant_messages::supervision::{GetTree, TreeNode};
 use tokio::sync::oneshot;
 
 use super::interrupt::{Interrupted, Interrupter};
@@ -28,7 +29,7 @@ use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::spec::NodeContext;
 use sergeant_kube_api::TokenCache;
-use sergeant_supervisor::failpoint;
+use sergeant_supervisor::{failpoint, ChildEnv, ChildRef, RestartPolicy};
 
 #[path = "worker_report.rs"]
 mod reporting;
@@ -51,12 +52,14 @@ pub struct WorkerDeps {
     pub node: Arc<NodeContext>,
     /// Crash-loop periods.
     pub restart_policy: BackoffPolicy,
-    /// Where reports go.
-    pub manager: Addr<PodManager>,
+    /// Where reports go, across the pod manager's restarts.
+    pub manager: ChildRef<PodManager>,
     /// Where events go.
     pub events: EventSink,
     /// The API server, in managed mode (config maps, secrets, tokens).
     pub api: Option<kube::Client>,
+    /// How the pod's probe workers are restarted.
+    pub supervision: RestartPolicy,
 }
 
 /// One pod's actor.
@@ -95,11 +98,12 @@ pub struct PodWorker {
 }
 
 impl PodWorker {
-    /// The actor of `pod`, or — with `pod` `None` — of a pod found only in the runtime, which
-    /// it terminates.
+    /// The actor of `pod` at `env`'s place in the tree, or — with `pod` `None` — of a pod
+    /// found only in the runtime, which it terminates.
     #[must_use]
-    pub fn new(key: PodKey, pod: Option<Arc<Pod>>, deps: WorkerDeps) -> Self {
+    pub fn new(env: &ChildEnv, key: PodKey, pod: Option<Arc<Pod>>, deps: WorkerDeps) -> Self {
         let terminating = if pod.is_none() { Some(None) } else { None };
+        let probes = ProbeSet::new(env, deps.supervision.clone());
         Self {
             key,
             pod,
@@ -116,7 +120,7 @@ impl PodWorker {
             terminating,
             failure: None,
             stopped: false,
-            probes: ProbeSet::default(),
+            probes,
             interrupter: Interrupter::new(),
             busy: false,
             again: false,
@@ -144,7 +148,10 @@ impl PodWorker {
             self.look_meanwhile(ctx);
             return;
         }
-        if let Err(fault) = failpoint::check("pod::sync") {
+        if let Err(fault) = failpoint::check_scoped(
+            "pod::sync",
+            format_args!("{}/{}", self.key.namespace, self.key.name),
+        ) {
             panic!("{fault}");
         }
         self.busy = true;
@@ -336,9 +343,14 @@ impl PodWorker {
                     if let (Some(look), Some(pod)) = (last.and_then(|o| o.look), act.pod.clone()) {
                         act.report(&pod, look);
                     }
-                    act.deps.manager.do_send(PodTerminated {
+                    let done = PodTerminated {
                         key: act.key.clone(),
-                    });
+                    };
+                    if let Err(error) = act.deps.manager.tell(done) {
+                        // A restarted pod manager asks for this actor again, which finds
+                        // nothing left to terminate and says so.
+                        tracing::debug!(pod = %act.key, "termination not reported: {error}");
+                    }
                     ctx.stop();
                 }
                 Err(error) => {
@@ -440,8 +452,8 @@ impl Handler<ProbeResult> for PodWorker {
         if !self.probes.record(&result) {
             return;
         }
-        let kills =
-            !result.success && matches!(result.kind, ProbeKind::Liveness | ProbeKind::Startup);
+        let kills = result.success == Some(false)
+            && matches!(result.kind, ProbeKind::Liveness | ProbeKind::Startup);
         let Some(pod) = self
             .pod
             .clone()
@@ -475,6 +487,15 @@ impl Handler<ProbeResult> for PodWorker {
                     act.trigger(ctx);
                 }),
         );
+    }
+}
+
+impl Handler<GetTree> for PodWorker {
+    type Result = ResponseFuture<TreeNode>;
+
+    /// The pod's probe workers, shown below the pod at `/debug/supervision`.
+    fn handle(&mut self, _: GetTree, _: &mut Context<Self>) -> Self::Result {
+        Box::pin(self.probes.tree())
     }
 }
 

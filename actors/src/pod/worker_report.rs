@@ -90,10 +90,14 @@ impl PodWorker {
         self.reported = Some(look);
         self.last_status = reported.status.clone();
         self.record_start(reported.status.as_ref());
-        self.deps.manager.do_send(PodReport {
+        let report = PodReport {
             key: self.key.clone(),
             pod: Arc::new(reported),
-        });
+        };
+        if let Err(error) = self.deps.manager.tell(report) {
+            // The next sync reports again.
+            tracing::debug!(pod = %self.key, "status not reported: {error}");
+        }
     }
 
     /// Records `kubelet_pod_start_duration_seconds` (first seen → every app container running)

@@ -4,16 +4,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message, WrapFuture};
+use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::{LifecycleEvents, PodKey, SourceSnapshot};
 use sergeant_messages::runtime::cri;
+use sergeant_messages::supervision::ChildGaveUp;
 use tokio::sync::watch;
 
 use super::admission::{admit, Capacity, Rejection};
+use super::children::{PodAssignment, PodAssignments};
+use super::gave_up::given_up;
 use super::update::changed;
 use crate::config_feed::ConfigState;
-use crate::events::EventSink;
+use crate::events::{reason, EventSink, EventType};
 use crate::pod::report;
 use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, UpdatePod, WorkerDeps};
 use crate::runtime::RuntimePort;
@@ -25,10 +28,7 @@ use sergeant_core::source::is_api_pod;
 use sergeant_core::source::is_static_pod;
 use sergeant_core::spec::NodeContext;
 use sergeant_supervisor::failpoint;
-use sergeant_supervisor::{spawn_actor, ChildEnv, ChildRef, JoinOutcome, Running};
-
-/// Delay before a crashed pod actor is started again.
-const WORKER_RESTART_DELAY: Duration = Duration::from_secs(1);
+use sergeant_supervisor::{ChildEnv, ChildRef, DynamicSupervisor, RestartPolicy, Slot, StartChild};
 
 /// What the pod manager is built from.
 #[derive(Clone)]
@@ -45,26 +45,29 @@ pub struct PodManagerDeps {
     pub events: EventSink,
     /// The API server, in managed mode: pod actors read config maps, secrets and tokens.
     pub api: Option<kube::Client>,
+    /// Where the pod supervisor is published: asked to start the pod actors, and watched for
+    /// its restarts.
+    pub pod_supervisor: Slot<DynamicSupervisor<PodWorker>>,
+    /// What each pod actor is to do, read by the pod supervisor at every (re)start of one.
+    pub assignments: PodAssignments,
+    /// How pod actors reach the pod manager, across its restarts.
+    pub manager: ChildRef<PodManager>,
+    /// How a pod actor's probe workers are restarted, and how long a message to a restarting
+    /// pod actor waits.
+    pub supervision: RestartPolicy,
 }
 
-/// One running pod actor.
-struct Worker {
-    key: PodKey,
-    addr: Addr<PodWorker>,
-    /// Held for the actor's life: dropping it stops the pod actor (never the pod itself, which
-    /// the next pod manager adopts).
-    _incarnation: Running,
-    pod: Option<Arc<Pod>>,
-    terminating: bool,
-}
-
-/// Runs one pod actor per admitted pod.
+/// Runs one pod actor per admitted pod, as a child of the pod supervisor.
 pub struct PodManager {
     env: ChildEnv,
     deps: PodManagerDeps,
+    pod_supervisor: ChildRef<DynamicSupervisor<PodWorker>>,
     node: Option<Arc<NodeContext>>,
-    workers: BTreeMap<String, Worker>,
+    /// How each pod actor is reached, by pod UID; what each is to do is in the assignments.
+    workers: BTreeMap<String, ChildRef<PodWorker>>,
     reports: BTreeMap<String, Arc<Pod>>,
+    /// Pods whose actor was given up and not back yet: reported with the reason.
+    given_up: BTreeSet<String>,
     rejected: BTreeMap<String, Arc<Pod>>,
     /// API pods being deleted whose pod actor finished terminating them: not started again
     /// while the API server still lists them.
@@ -78,10 +81,14 @@ impl PodManager {
     pub fn new(env: &ChildEnv, deps: PodManagerDeps) -> Self {
         Self {
             env: env.clone(),
+            pod_supervisor: deps
+                .pod_supervisor
+                .reference(deps.supervision.delivery_timeout),
             deps,
             node: None,
             workers: BTreeMap::new(),
             reports: BTreeMap::new(),
+            given_up: BTreeSet::new(),
             rejected: BTreeMap::new(),
             finished: BTreeMap::new(),
             orphans_checked: false,
@@ -125,37 +132,45 @@ impl PodManager {
             return;
         };
         let (desired, synced) = self.desired();
-        for (uid, worker) in &mut self.workers {
-            if worker.terminating {
-                continue;
-            }
-            match desired.get(uid) {
-                None => {
-                    worker.terminating = true;
-                    worker.addr.do_send(TerminatePod { grace: None });
+        let workers = &self.workers;
+        // A message lost while a pod actor restarts is not missed: its next incarnation reads
+        // the assignment changed here.
+        self.deps.assignments.send_if_modified(|assigned| {
+            let mut modified = false;
+            for (uid, assignment) in assigned.iter_mut() {
+                if assignment.terminating.is_some() {
+                    continue;
                 }
-                Some(pod) if pod.metadata.deletion_timestamp.is_some() => {
-                    tracing::info!(pod = %worker.key, "deleted in the API server, terminating gracefully");
-                    worker.terminating = true;
-                    worker.addr.do_send(TerminatePod {
-                        grace: deletion_grace(pod),
-                    });
-                }
-                Some(pod) => {
-                    if worker
-                        .pod
-                        .as_ref()
-                        .is_some_and(|running| changed(running, pod))
-                    {
-                        tracing::info!(pod = %worker.key, "changed in its source, updating its pod actor");
-                        worker.pod = Some(Arc::clone(pod));
-                        worker.addr.do_send(UpdatePod {
-                            pod: Arc::clone(pod),
-                        });
+                let key = &assignment.key;
+                let sent = match desired.get(uid) {
+                    None => {
+                        assignment.terminating = Some(None);
+                        workers.get(uid).map(|w| w.tell(TerminatePod { grace: None }))
                     }
+                    Some(pod) if pod.metadata.deletion_timestamp.is_some() => {
+                        tracing::info!(pod = %key, "deleted in the API server, terminating gracefully");
+                        let grace = deletion_grace(pod);
+                        assignment.terminating = Some(grace);
+                        workers.get(uid).map(|w| w.tell(TerminatePod { grace }))
+                    }
+                    Some(pod) => {
+                        let running = assignment.pod.as_ref();
+                        if !running.is_some_and(|running| changed(running, pod)) {
+                            continue;
+                        }
+                        tracing::info!(pod = %key, "changed in its source, updating its pod actor");
+                        assignment.pod = Some(Arc::clone(pod));
+                        let pod = Arc::clone(pod);
+                        workers.get(uid).map(|w| w.tell(UpdatePod { pod }))
+                    }
+                };
+                if let Some(Err(error)) = sent {
+                    tracing::debug!(pod = %key, "told at its next start instead: {error}");
                 }
+                modified = true;
             }
-        }
+            modified
+        });
         self.rejected.retain(|uid, _| desired.contains_key(uid));
         self.finished.retain(|uid, _| desired.contains_key(uid));
         for uid in self.rejected.keys() {
@@ -182,17 +197,21 @@ impl PodManager {
             }
             if pod.metadata.deletion_timestamp.is_some() {
                 // Deleted before it ran here (or while sergeant was down): only terminate it.
-                self.start_worker(key_of(pod), Some(Arc::clone(pod)), ctx);
+                let grace = deletion_grace(pod);
+                self.start_worker(key_of(pod), Some(Arc::clone(pod)), Some(grace));
                 continue;
             }
-            let admitted: Vec<&Pod> = self
-                .workers
-                .values()
-                .filter(|w| !w.terminating)
-                .filter_map(|w| w.pod.as_deref())
-                .collect();
-            match admit(pod, &admitted, capacity) {
-                Ok(()) => self.start_worker(key_of(pod), Some(Arc::clone(pod)), ctx),
+            let admission = {
+                let assigned = self.deps.assignments.borrow();
+                let admitted: Vec<&Pod> = assigned
+                    .values()
+                    .filter(|a| a.terminating.is_none())
+                    .filter_map(|a| a.pod.as_deref())
+                    .collect();
+                admit(pod, &admitted, capacity)
+            };
+            match admission {
+                Ok(()) => self.start_worker(key_of(pod), Some(Arc::clone(pod)), None),
                 Err(rejection) => self.reject(uid, pod, &rejection),
             }
         }
@@ -227,79 +246,118 @@ impl PodManager {
         }
     }
 
-    fn start_worker(&mut self, key: PodKey, pod: Option<Arc<Pod>>, ctx: &mut Context<Self>) {
+    /// Assigns the pod actor of `key` its pod (`None`: a pod only the runtime has) and whether
+    /// it terminates it, and asks the pod supervisor for it.
+    fn start_worker(
+        &mut self,
+        key: PodKey,
+        pod: Option<Arc<Pod>>,
+        terminating: Option<Option<Duration>>,
+    ) {
         let Some(node) = self.node.clone() else {
             return;
         };
-        let sergeant = &self.deps.config.borrow().active;
-        let restart_policy = BackoffPolicy {
-            initial: sergeant
-                .sergeant
-                .crash_loop_back_off
-                .initial_period
-                .as_std(),
-            max: sergeant
-                .kubelet
-                .crash_loop_back_off
-                .max_container_restart_period
-                .as_std(),
+        let restart_policy = {
+            let config = &self.deps.config.borrow().active;
+            BackoffPolicy {
+                initial: config.sergeant.crash_loop_back_off.initial_period.as_std(),
+                max: config
+                    .kubelet
+                    .crash_loop_back_off
+                    .max_container_restart_period
+                    .as_std(),
+            }
         };
         let deps = WorkerDeps {
             port: self.deps.port.clone(),
             node,
             restart_policy,
-            manager: ctx.address(),
+            manager: self.deps.manager.clone(),
             events: self.deps.events.clone(),
             api: self.deps.api.clone(),
+            supervision: self.deps.supervision.clone(),
         };
-        let deleted = pod
-            .as_deref()
-            .filter(|p| p.metadata.deletion_timestamp.is_some());
-        let terminating = pod.is_none() || deleted.is_some();
-        let mut worker = PodWorker::new(key.clone(), pod.clone(), deps);
-        if let Some(deleted) = deleted {
-            worker = worker.terminating(deletion_grace(deleted));
-        }
-        let span = tracing::info_span!("pod", namespace = %key.namespace, name = %key.name, uid = %key.uid);
-        let (addr, running) = spawn_actor(worker, span);
         let uid = key.uid.clone();
-        let done = running.done();
+        let assignment = PodAssignment {
+            key,
+            pod,
+            terminating,
+            deps,
+        };
+        self.deps.assignments.send_modify(|assigned| {
+            assigned.insert(uid.clone(), assignment);
+        });
+        self.ask_for(&uid);
+    }
+
+    /// Asks the pod supervisor for the pod actor of `uid` — it starts one from the assignment
+    /// unless one runs — and keeps a reference to it.
+    fn ask_for(&mut self, uid: &str) -> ChildRef<PodWorker> {
+        let slot = Slot::new(uid);
+        let actor = slot.reference(self.deps.supervision.delivery_timeout);
+        let start = StartChild {
+            name: uid.to_owned(),
+            slot,
+        };
+        if let Err(error) = self.pod_supervisor.tell(start) {
+            // Asked again once the pod supervisor is back.
+            tracing::warn!(
+                uid,
+                "the pod supervisor is not up to start a pod actor: {error}"
+            );
+        }
+        self.workers.insert(uid.to_owned(), actor.clone());
+        actor
+    }
+
+    /// Asks the pod supervisor again for every pod actor whenever it was restarted: they died
+    /// with it. `supervisor` is handed on from one wait to the next, so no restart is missed.
+    fn watch_pod_supervisor(
+        &self,
+        mut supervisor: ChildRef<DynamicSupervisor<PodWorker>>,
+        ctx: &mut Context<Self>,
+    ) {
+        let restarted = async move {
+            let restarted = supervisor.restarted().await;
+            (supervisor, restarted)
+        };
         ctx.spawn(
-            done.into_actor(self)
-                .map(move |outcome, act, ctx| act.worker_ended(&uid, &outcome, ctx)),
-        );
-        self.workers.insert(
-            key.uid.clone(),
-            Worker {
-                key,
-                addr,
-                _incarnation: running,
-                pod,
-                terminating,
-            },
+            restarted
+                .into_actor(self)
+                .map(|(supervisor, restarted), act, ctx| {
+                    if restarted.is_err() {
+                        return;
+                    }
+                    let uids: Vec<String> = act.workers.keys().cloned().collect();
+                    tracing::warn!(
+                        "the pod supervisor restarted; asking it again for {} pod actors",
+                        uids.len()
+                    );
+                    for uid in uids {
+                        act.ask_for(&uid);
+                    }
+                    act.watch_pod_supervisor(supervisor, ctx);
+                }),
         );
     }
 
-    fn worker_ended(&mut self, uid: &str, outcome: &JoinOutcome, ctx: &mut Context<Self>) {
-        let Some(worker) = self.workers.get(uid) else {
-            return;
-        };
-        if let JoinOutcome::Panicked(message) = outcome {
-            let path = format!(
-                "{}/pod/{}/{}",
-                self.env.path(),
-                worker.key.namespace,
-                worker.key.name
+    /// Takes over the pod actors a previous pod manager had asked for: they kept running (or
+    /// are started again), and each reports its pod again at once.
+    fn adopt(&mut self, ctx: &mut Context<Self>) {
+        let uids: Vec<String> = self.deps.assignments.borrow().keys().cloned().collect();
+        if !uids.is_empty() {
+            tracing::info!("taking over {} pod actors", uids.len());
+        }
+        for uid in uids {
+            let actor = self.ask_for(&uid);
+            ctx.spawn(
+                async move {
+                    if let Err(error) = actor.send(SyncPod).await {
+                        tracing::debug!(uid, "an adopted pod actor did not sync: {error}");
+                    }
+                }
+                .into_actor(self),
             );
-            tracing::error!(actor = path, "pod actor panicked, restarting it: {message}");
-            metrics::counter!("sergeant_actor_restarts_total", "actor" => path).increment(1);
-            let (key, pod) = (worker.key.clone(), worker.pod.clone());
-            let terminating = worker.terminating;
-            self.workers.remove(uid);
-            ctx.run_later(WORKER_RESTART_DELAY, move |act, ctx| {
-                act.start_worker(key, if terminating { None } else { pod }, ctx);
-                act.reconcile(ctx);
-            });
         }
     }
 
@@ -318,7 +376,7 @@ impl PodManager {
             })
             .await
         };
-        ctx.spawn(list.into_actor(self).map(move |listed, act, ctx| match listed {
+        ctx.spawn(list.into_actor(self).map(move |listed, act, _| match listed {
             Ok(answer) => {
                 for sandbox in answer.items {
                     let key = PodKey {
@@ -328,7 +386,7 @@ impl PodManager {
                     };
                     if !key.uid.is_empty() && !desired.contains(&key.uid) && !act.workers.contains_key(&key.uid) {
                         tracing::info!(pod = %key, "terminating a pod no source wants any more");
-                        act.start_worker(key, None, ctx);
+                        act.start_worker(key, None, Some(None));
                     }
                 }
             }
@@ -340,10 +398,17 @@ impl PodManager {
     }
 
     fn show_status(&self) {
-        let terminating = self.workers.values().filter(|w| w.terminating).count();
+        let terminating = self
+            .deps
+            .assignments
+            .borrow()
+            .values()
+            .filter(|a| a.terminating.is_some())
+            .count();
         self.env.set_status(format!(
-            "{} pod actors ({terminating} terminating), {} rejected",
+            "{} pod actors ({terminating} terminating, {} given up), {} rejected",
             self.workers.len(),
+            self.given_up.len(),
             self.rejected.len()
         ));
         let running = self
@@ -432,6 +497,13 @@ impl Actor for PodManager {
             }
             .into_actor(self),
         );
+        // Made now, it takes the pod supervisor up now as seen.
+        let supervisor = self
+            .deps
+            .pod_supervisor
+            .reference(self.deps.supervision.delivery_timeout);
+        self.watch_pod_supervisor(supervisor, ctx);
+        self.adopt(ctx);
         self.reconcile(ctx);
     }
 }
@@ -451,7 +523,8 @@ impl Handler<LifecycleEvents> for PodManager {
         let uids: BTreeSet<&str> = events.iter().map(|e| e.pod_uid.as_str()).collect();
         for uid in uids {
             if let Some(worker) = self.workers.get(uid) {
-                worker.addr.do_send(SyncPod);
+                // A restarting pod actor syncs when it starts anyway.
+                let _ = worker.tell(SyncPod);
             }
         }
     }
@@ -478,6 +551,7 @@ impl Handler<PodReport> for PodManager {
     fn handle(&mut self, report: PodReport, _: &mut Context<Self>) {
         self.forward(&report.key, &report.pod);
         if self.workers.contains_key(&report.key.uid) {
+            self.given_up.remove(&report.key.uid);
             self.reports.insert(report.key.uid, report.pod);
             self.show_status();
         }
@@ -499,12 +573,21 @@ impl Handler<PodTerminated> for PodManager {
     type Result = ();
 
     fn handle(&mut self, done: PodTerminated, ctx: &mut Context<Self>) {
-        if let Some(worker) = self.workers.remove(&done.key.uid) {
-            if worker.pod.as_deref().is_some_and(is_api_pod) {
-                self.finished.insert(done.key.uid.clone(), done.key.clone());
-            }
+        let uid = &done.key.uid;
+        self.workers.remove(uid);
+        let mut assignment = None;
+        self.deps.assignments.send_if_modified(|assigned| {
+            assignment = assigned.remove(uid);
+            assignment.is_some()
+        });
+        if assignment
+            .and_then(|a| a.pod)
+            .is_some_and(|pod| is_api_pod(&pod))
+        {
+            self.finished.insert(uid.clone(), done.key.clone());
         }
-        self.reports.remove(&done.key.uid);
+        self.reports.remove(uid);
+        self.given_up.remove(uid);
         self.reconcile(ctx);
     }
 }
@@ -561,5 +644,38 @@ impl Handler<ExistingPods> for PodManager {
             uids,
             synced: synced && self.orphans_checked,
         })
+    }
+}
+
+impl Handler<ChildGaveUp> for PodManager {
+    type Result = ();
+
+    /// A pod actor failed more often than its restart intensity allows: the pod is reported
+    /// with the reason (its status and a `FailedSync` event) until the pod supervisor's next
+    /// try brings the actor back and it reports again. The other pods carry on.
+    fn handle(&mut self, gave_up: ChildGaveUp, _: &mut Context<Self>) {
+        let uid = &gave_up.name;
+        let Some(assignment) = self.deps.assignments.borrow().get(uid).cloned() else {
+            return;
+        };
+        let message = format!(
+            "its pod actor failed too often ({}); trying again in {:?}",
+            gave_up.reason, gave_up.retry_after
+        );
+        tracing::error!(pod = %assignment.key, "{message}");
+        let Some(last) = self.reports.get(uid).cloned().or(assignment.pod) else {
+            // A pod only the runtime has: nothing to report it on.
+            return;
+        };
+        self.deps.events.for_pod(&last).pod(
+            EventType::Warning,
+            reason::FAILED_SYNC,
+            message.clone(),
+        );
+        let reported = Arc::new(given_up(&last, &message));
+        self.forward(&assignment.key, &reported);
+        self.reports.insert(uid.clone(), reported);
+        self.given_up.insert(uid.clone());
+        self.show_status();
     }
 }

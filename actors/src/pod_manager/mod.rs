@@ -1,16 +1,20 @@
-//! The pod manager: merges what the pod sources want, admits pods, and runs one pod actor per
-//! admitted pod — starting, updating (a changed spec, labels or annotations), terminating and
-//! (after a crash of one) restarting them. It also finds pods that run on the node but no
-//! source wants any more (removed while sergeant was down) and terminates them, once every
-//! source has been read.
+//! The pod manager: merges what the pod sources want, admits pods, and has one pod actor per
+//! admitted pod run under the pod supervisor ([`pod_supervisor`]) — assigning each its pod,
+//! updating it (a changed spec, labels or annotations) and terminating it, and reporting a pod
+//! whose actor was given up past its restart intensity. It also finds pods that run on the
+//! node but no source wants any more (removed while sergeant was down) and terminates them,
+//! once every source has been read.
 //!
-//! Entry point: [`PodManager`].
+//! Entry points: [`PodManager`], and [`pod_supervisor`] for its pod actors.
 
 mod actor;
 mod admission;
+mod children;
+mod gave_up;
 mod update;
 
 pub use actor::{
     ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps, PodReport, PodTerminated,
 };
 pub use admission::{admit, Rejection};
+pub use children::{pod_supervisor, PodAssignment, PodAssignments, POD_SUPERVISOR};

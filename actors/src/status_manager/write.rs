@@ -53,7 +53,14 @@ pub async fn patch_status(
 ) -> Result<(), WriteError> {
     let api: Api<Pod> = Api::namespaced(client, &key.namespace);
     // The UID in the patch is a precondition: the API server refuses to change it (409).
-    let body = serde_json::json!({ "metadata": { "uid": key.uid }, "status": status });
+    let mut body = serde_json::json!({ "metadata": { "uid": key.uid }, "status": status });
+    // A merge patch keeps what it leaves out: a reason and message the pod no longer has
+    // (its actor was given up, and is back) are removed by name.
+    for (field, value) in [("reason", &status.reason), ("message", &status.message)] {
+        if value.is_none() {
+            body["status"][field] = serde_json::Value::Null;
+        }
+    }
     api.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&body))
         .await
         .map(drop)

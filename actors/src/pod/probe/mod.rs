@@ -1,6 +1,7 @@
 //! Probes: liveness, readiness and startup checks of a container. [`ProbeSet`] is what the pod
-//! actor holds — one [`ProbeWorker`] actor per probe of each running container — and
-//! [`check`] runs one attempt of any handler (exec, httpGet, tcpSocket, grpc).
+//! actor holds — one supervised [`ProbeWorker`] actor per probe of each running container,
+//! restarted by the pod's probe supervisor when it panics or fails — and [`check`] runs one
+//! attempt of any handler (exec, httpGet, tcpSocket, grpc).
 
 mod check;
 mod grpc;
@@ -12,4 +13,4 @@ mod worker;
 pub use check::{check, Outcome, ProbeTarget};
 pub use set::{ProbeDeps, ProbeSet};
 pub use settings::{ProbeKind, ProbeSettings};
-pub use worker::{ProbeResult, ProbeWorker, ProbedContainer};
+pub use worker::{ProbeJob, ProbeResult, ProbeWorker, ProbedContainer};

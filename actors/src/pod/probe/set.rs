@@ -1,32 +1,49 @@
 //! The probe workers of one pod, held by its pod actor: one per probe of each running
-//! container instance, started and stopped to match what the runtime shows, and the verdicts
-//! they reported.
+//! container instance, started and stopped to match what the runtime shows, under a dynamic
+//! supervisor of the pod's own (at the pod actor's place in the tree) that restarts a worker
+//! which panics or fails, and the verdicts they reported. A worker that dies takes its verdict
+//! with it: until its successor's first result there is none.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 
-use actix::Recipient;
+use actix::{Addr, Recipient};
 use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::pods::PodKey;
 use sergeant_messages::runtime::cri;
+use sergeant_messages::supervision::{GetTree, TreeNode};
+use sergeant_supervisor::{
+    spawn_actor, ChildEnv, DynamicSpec, DynamicSupervisor, GiveUpPolicy, Incarnation,
+    RestartPolicy, Running, Slot, StartChild, StopChild,
+};
+use tokio::sync::watch;
 
 use super::settings::ProbeKind;
-use super::worker::{ProbeResult, ProbeWorker, ProbedContainer};
+use super::worker::{ProbeJob, ProbeResult, ProbeWorker, ProbedContainer};
 use crate::events::PodEvents;
 use crate::runtime::RuntimePort;
 use sergeant_core::runtime::PodRuntime;
-use sergeant_supervisor::{spawn_actor, Running};
 
-/// A running worker and the instance it probes; dropping it stops the worker.
-struct Entry {
-    container_id: String,
-    _worker: Running,
+/// The jobs of the pod's workers by child name; the supervisor makes each incarnation from it.
+type Jobs = BTreeMap<String, ProbeJob>;
+
+/// The running probe supervisor of a pod; dropping it stops the supervisor and its workers.
+struct Supervising {
+    addr: Addr<DynamicSupervisor<ProbeWorker>>,
+    _running: Running,
 }
 
 /// The probe workers and verdicts of one pod.
-#[derive(Default)]
 pub struct ProbeSet {
-    workers: BTreeMap<(String, ProbeKind), Entry>,
+    /// The pod actor's place in the tree: the workers are its children.
+    env: ChildEnv,
+    policy: RestartPolicy,
+    supervisor: Option<Supervising>,
+    jobs: watch::Sender<Jobs>,
+    /// The container instance each worker probes.
+    workers: BTreeMap<(String, ProbeKind), String>,
     verdicts: BTreeMap<(String, ProbeKind), bool>,
 }
 
@@ -43,10 +60,25 @@ pub struct ProbeDeps<'a> {
 }
 
 impl ProbeSet {
+    /// The probe workers of the pod actor at `env`, restarted by `policy`; none until
+    /// [`ProbeSet::reconcile`] finds running containers with probes.
+    #[must_use]
+    pub fn new(env: &ChildEnv, policy: RestartPolicy) -> Self {
+        Self {
+            env: env.clone(),
+            policy,
+            supervisor: None,
+            jobs: watch::Sender::new(Jobs::new()),
+            workers: BTreeMap::new(),
+            verdicts: BTreeMap::new(),
+        }
+    }
+
     /// Starts the workers the running containers of `runtime` need and stops the rest. A new
     /// container instance gets new workers and loses the old verdicts; liveness and readiness
     /// wait until the startup probe (if any) has passed.
     pub fn reconcile(&mut self, pod: &Pod, runtime: &PodRuntime, deps: &ProbeDeps<'_>) {
+        let supervisor = self.supervisor(deps.report);
         let sandbox = runtime.ready_sandbox().map(|s| s.id.clone());
         let pod_ip = runtime.pod_ip();
         let mut wanted = BTreeMap::new();
@@ -74,14 +106,27 @@ impl ProbeSet {
                 }
             }
         }
-        self.workers.retain(|key, entry| {
-            wanted
-                .get(key)
-                .is_some_and(|(_, id, _)| *id == entry.container_id)
+        let mut gone = Vec::new();
+        self.workers.retain(|key, id| {
+            let keep = wanted.get(key).is_some_and(|(_, want, _)| want == id);
+            if !keep {
+                gone.push(child_name(key));
+            }
+            keep
         });
         let workers = &self.workers;
         self.verdicts
             .retain(|key, _| workers.contains_key(key) || wanted.contains_key(key));
+        if !gone.is_empty() {
+            self.jobs.send_modify(|jobs| {
+                for name in &gone {
+                    jobs.remove(name);
+                }
+            });
+        }
+        for name in gone {
+            supervisor.do_send(StopChild::named(name));
+        }
         for (key, (container, id, started_at)) in wanted {
             if self.workers.contains_key(&key) {
                 continue;
@@ -91,42 +136,106 @@ impl ProbeSet {
             let Some(probe) = kind.of(container).cloned() else {
                 continue;
             };
-            let probed = ProbedContainer {
-                spec: container.clone(),
-                id: id.clone(),
-                pod_ip: pod_ip.clone(),
-                started_at: from_cri_nanos(started_at),
-            };
-            let span = tracing::info_span!("probe", kind = %kind, container = %container.name);
-            let worker = ProbeWorker::new(
+            let job = ProbeJob {
                 kind,
                 probe,
-                deps.key.clone(),
-                probed,
-                deps.port.clone(),
-                deps.report.clone(),
-                deps.events.clone(),
-            );
-            let (_, running) = spawn_actor(worker, span);
-            self.workers.insert(
-                key,
-                Entry {
-                    container_id: id,
-                    _worker: running,
+                pod: deps.key.clone(),
+                container: ProbedContainer {
+                    spec: container.clone(),
+                    id: id.clone(),
+                    pod_ip: pod_ip.clone(),
+                    started_at: from_cri_nanos(started_at),
                 },
-            );
+                port: deps.port.clone(),
+                report: deps.report.clone(),
+                events: deps.events.clone(),
+            };
+            let name = child_name(&key);
+            self.jobs.send_modify(|jobs| {
+                jobs.insert(name.clone(), job);
+            });
+            let slot = Slot::new(&name);
+            supervisor.do_send(StartChild { name, slot });
+            self.workers.insert(key, id);
         }
     }
 
+    /// The pod's probe supervisor, started now if it is not running (at first, or after it
+    /// died: its workers died with it, and so did what they vouched for).
+    fn supervisor(
+        &mut self,
+        report: &Recipient<ProbeResult>,
+    ) -> Addr<DynamicSupervisor<ProbeWorker>> {
+        if let Some(running) = self.supervisor.as_ref().filter(|s| s.addr.connected()) {
+            return running.addr.clone();
+        }
+        self.workers.clear();
+        self.verdicts.clear();
+        self.jobs.send_replace(Jobs::new());
+        let jobs = self.jobs.subscribe();
+        let make = move |name: &str, env: &ChildEnv| {
+            let job = jobs.borrow().get(name).cloned()?;
+            let span = tracing::info_span!(
+                "probe",
+                path = %env.path(),
+                pod = %job.pod,
+                container = %job.container.spec.name,
+                kind = %job.kind,
+            );
+            Some(Incarnation {
+                actor: ProbeWorker::new(env, job),
+                span,
+            })
+        };
+        let jobs = self.jobs.subscribe();
+        let report = report.clone();
+        let lost = move |name: &str, failure: &str| {
+            let Some(job) = jobs.borrow().get(name).cloned() else {
+                return;
+            };
+            report.do_send(ProbeResult {
+                container: job.container.spec.name,
+                container_id: job.container.id,
+                kind: job.kind,
+                success: None,
+                message: format!("probe worker {failure}"),
+            });
+        };
+        let spec = DynamicSpec {
+            policy: self.policy.clone(),
+            give_up: GiveUpPolicy {
+                retry_after: self.policy.intensity_period,
+            },
+            make: Rc::new(make),
+            on_give_up: None,
+            on_failure: Some(Rc::new(lost)),
+            inspect: None,
+        };
+        // At the pod actor's own path: its workers show below it in the tree.
+        let env = ChildEnv::new(self.env.path());
+        let (addr, running) = spawn_actor(DynamicSupervisor::new(&env, spec), env.span());
+        self.supervisor = Some(Supervising {
+            addr: addr.clone(),
+            _running: running,
+        });
+        addr
+    }
+
     /// Takes a verdict in. Returns whether it is current (from the instance now probed) and
-    /// changed anything.
+    /// changed anything; a lost verdict (`success` `None`) is forgotten.
     pub fn record(&mut self, result: &ProbeResult) -> bool {
         let key = (result.container.clone(), result.kind);
         let current = self
             .workers
             .get(&key)
-            .is_some_and(|entry| entry.container_id == result.container_id);
-        current && self.verdicts.insert(key, result.success) != Some(result.success)
+            .is_some_and(|id| *id == result.container_id);
+        if !current {
+            return false;
+        }
+        match result.success {
+            Some(success) => self.verdicts.insert(key, success) != Some(success),
+            None => self.verdicts.remove(&key).is_some(),
+        }
     }
 
     /// Verdicts of `kind` by container name, as pod status wants them.
@@ -141,9 +250,28 @@ impl ProbeSet {
 
     /// Stops every worker (the pod is stopping).
     pub fn clear(&mut self) {
+        self.supervisor = None;
+        self.jobs.send_replace(Jobs::new());
         self.workers.clear();
         self.verdicts.clear();
     }
+
+    /// The probe workers as a subtree, for `/debug/supervision` (answered by the pod actor).
+    pub fn tree(&self) -> impl Future<Output = TreeNode> + 'static {
+        let supervisor = self.supervisor.as_ref().map(|s| s.addr.clone());
+        let none = TreeNode::dynamic(self.env.path(), "no probe workers".to_owned());
+        async move {
+            match supervisor {
+                Some(supervisor) => supervisor.send(GetTree).await.unwrap_or(none),
+                None => none,
+            }
+        }
+    }
+}
+
+/// A worker's name under the probe supervisor: `<container>:<kind>` (`web:readiness`).
+fn child_name((container, kind): &(String, ProbeKind)) -> String {
+    format!("{container}:{}", kind.name().to_lowercase())
 }
 
 /// The containers probes apply to: sidecars (restartable init containers) and app containers.

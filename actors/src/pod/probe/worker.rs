@@ -1,5 +1,6 @@
-//! The probe worker (`probe/<kind>/<container>` under its pod actor): runs one probe of one
-//! container instance on its period and tells the pod actor when the verdict changes.
+//! The probe worker (`<container>:<kind>` under its pod actor, supervised by the pod's probe
+//! supervisor): runs one probe of one container instance on its period and tells the pod actor
+//! when the verdict changes. A new incarnation starts with no verdict, as upstream's worker.
 
 use std::time::{Instant, SystemTime};
 
@@ -8,6 +9,7 @@ use actix::{
 };
 use sergeant_messages::pods::core::{Container, Probe};
 use sergeant_messages::pods::PodKey;
+use sergeant_supervisor::{failpoint, ChildEnv};
 
 use super::check::{check, Outcome};
 use super::metrics;
@@ -25,9 +27,10 @@ pub struct ProbeResult {
     pub container_id: String,
     /// Which probe.
     pub kind: ProbeKind,
-    /// The new verdict.
-    pub success: bool,
-    /// The last attempt's output or reason.
+    /// The new verdict; `None` when the worker that reached the last one died, so there is no
+    /// verdict until its successor's first (a readiness probe's container is not Ready).
+    pub success: Option<bool>,
+    /// The last attempt's output or reason (or why the worker died).
     pub message: String,
 }
 
@@ -37,6 +40,7 @@ impl Message for ProbeResult {
 
 /// What a worker probes and where it reports.
 pub struct ProbeWorker {
+    env: ChildEnv,
     kind: ProbeKind,
     probe: Probe,
     settings: ProbeSettings,
@@ -59,6 +63,7 @@ pub struct ProbeWorker {
 }
 
 /// The container instance a [`ProbeWorker`] checks.
+#[derive(Clone)]
 pub struct ProbedContainer {
     /// Its spec.
     pub spec: Container,
@@ -70,31 +75,42 @@ pub struct ProbedContainer {
     pub started_at: SystemTime,
 }
 
+/// One probe to run: what the probe supervisor makes each incarnation of a worker from.
+#[derive(Clone)]
+pub struct ProbeJob {
+    /// Which probe.
+    pub kind: ProbeKind,
+    /// The probe's spec.
+    pub probe: Probe,
+    /// The pod.
+    pub pod: PodKey,
+    /// The container instance.
+    pub container: ProbedContainer,
+    /// The runtime, for exec probes.
+    pub port: RuntimePort,
+    /// Where verdict changes go (the pod actor).
+    pub report: Recipient<ProbeResult>,
+    /// Where failed attempts go, as `Unhealthy` events.
+    pub events: PodEvents,
+}
+
 impl ProbeWorker {
-    /// A worker for `kind` (whose probe is `probe`) on `container` of `pod`, reporting verdict
-    /// changes to `report` and failed attempts to `events`.
+    /// A worker at `env`'s place running `job`, with no verdict yet.
     #[must_use]
-    pub fn new(
-        kind: ProbeKind,
-        probe: Probe,
-        pod: PodKey,
-        container: ProbedContainer,
-        port: RuntimePort,
-        report: Recipient<ProbeResult>,
-        events: PodEvents,
-    ) -> Self {
+    pub fn new(env: &ChildEnv, job: ProbeJob) -> Self {
         Self {
-            kind,
-            settings: ProbeSettings::of(&probe),
-            probe,
-            pod,
-            container: container.spec,
-            container_id: container.id,
-            pod_ip: container.pod_ip,
-            started_at: container.started_at,
-            port,
-            report,
-            events,
+            env: env.clone(),
+            kind: job.kind,
+            settings: ProbeSettings::of(&job.probe),
+            probe: job.probe,
+            pod: job.pod,
+            container: job.container.spec,
+            container_id: job.container.id,
+            pod_ip: job.container.pod_ip,
+            started_at: job.container.started_at,
+            port: job.port,
+            report: job.report,
+            events: job.events,
             verdict: None,
             streak: None,
             on_hold: false,
@@ -109,6 +125,12 @@ impl ProbeWorker {
         }
         if self.busy || self.on_hold {
             return;
+        }
+        if let Err(fault) = failpoint::check_scoped(
+            "probe::tick",
+            format_args!("{}/{}", self.pod.namespace, self.pod.name),
+        ) {
+            return self.env.fail(ctx, fault);
         }
         self.busy = true;
         let (port, probe, container, id, pod_ip) = (
@@ -176,7 +198,7 @@ impl ProbeWorker {
             container: self.container.name.clone(),
             container_id: self.container_id.clone(),
             kind: self.kind,
-            success,
+            success: Some(success),
             message,
         });
     }
