@@ -1,7 +1,8 @@
 //! Managed mode's events and mirror pods against the real control plane and containerd: a
 //! pod's start shows as upstream's events (Pulled, Created, Started) in the API server, a crash
 //! loop is one BackOff event whose count grows (not one object per restart), a failing
-//! liveness probe is Unhealthy then Killing; a static pod gets a mirror pod, created exactly
+//! liveness probe is Unhealthy then Killing — with upstream's message when the container is not
+//! restarted (`restartPolicy: Never`) and when it is a sidecar; a static pod gets a mirror pod, created exactly
 //! once, that shows its status, comes back when deleted, and goes when the manifest goes.
 //!
 //! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
@@ -113,6 +114,69 @@ fn a_failing_liveness_probe_is_unhealthy_then_killing() {
         e["message"] == "Container app failed liveness probe, will be restarted"
     });
     assert_eq!(killing["type"], "Normal");
+}
+
+#[test]
+fn a_never_restarted_container_failing_liveness_is_killed_and_not_restarted() {
+    let managed = fast_backoff("pods-events-never-liveness");
+    let uid = managed.create(
+        "events-never",
+        &format!(
+            "  restartPolicy: Never\n  containers:\n  - name: app\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n  - name: other\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n"
+        ),
+    );
+    // As upstream: a kill that is not followed by a restart does not say it will be.
+    let killing = managed.wait_event(("events-never", &uid), "Killing", |_| true);
+    assert_eq!(
+        killing["message"], "Container app failed liveness probe",
+        "{killing}"
+    );
+    let status = |p: &Value, name: &str| {
+        p["status"]["containerStatuses"]
+            .as_array()
+            .and_then(|all| all.iter().find(|c| c["name"] == name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let pod = managed.wait_pod("events-never", "app killed", |p| {
+        status(p, "app")["state"]["terminated"].is_object()
+    });
+    assert_eq!(status(&pod, "app")["restartCount"], 0, "{pod}");
+    assert!(
+        status(&pod, "other")["state"]["running"].is_object(),
+        "the other container runs on: {pod}"
+    );
+    assert_eq!(phase(&pod), "Running", "{pod}");
+}
+
+#[test]
+fn a_sidecar_failing_liveness_is_killed_as_an_init_container_and_restarted() {
+    let managed = fast_backoff("pods-events-sidecar-liveness");
+    let uid = managed.create(
+        "events-sidecar",
+        &format!(
+            "  restartPolicy: Never\n  initContainers:\n  - name: proxy\n    image: {SHELL}\n    restartPolicy: Always\n    command: [\"sleep\", \"3600\"]\n    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n  containers:\n  - name: app\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n"
+        ),
+    );
+    let killing = managed.wait_event(("events-sidecar", &uid), "Killing", |_| true);
+    assert_eq!(
+        killing["message"], "Init container proxy failed liveness probe",
+        "{killing}"
+    );
+    assert_eq!(
+        killing["involvedObject"]["fieldPath"],
+        "spec.initContainers{proxy}"
+    );
+    let restarted = |p: &Value, field: &str| p["status"][field][0]["restartCount"].as_i64();
+    let pod = managed.wait_pod("events-sidecar", "the sidecar restarted", |p| {
+        restarted(p, "initContainerStatuses").is_some_and(|n| n >= 1)
+    });
+    assert_eq!(
+        restarted(&pod, "containerStatuses"),
+        Some(0),
+        "the app is not touched: {pod}"
+    );
+    assert_eq!(phase(&pod), "Running", "{pod}");
 }
 
 /// Puts a manifest in place atomically, so it is never read half-written.
