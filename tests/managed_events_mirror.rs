@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::cluster::PodWatch;
 use common::managed::{Managed, DEADLINE, HTTPD};
-use common::node::{phase, SHELL};
+use common::node::{container, phase, SHELL};
 use common::{wait_for, TestConfig};
 use serde_json::Value;
 
@@ -99,9 +99,7 @@ fn a_failing_liveness_probe_is_unhealthy_then_killing() {
     let managed = fast_backoff("pods-events-liveness");
     let uid = managed.create(
         "events-liveness",
-        &format!(
-            "  containers:\n  - name: app\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n"
-        ),
+        &format!("  containers:\n{}", sleeper("app", true)),
     );
     let unhealthy = managed.wait_event(("events-liveness", &uid), "Unhealthy", |_| true);
     let message = unhealthy["message"].as_str().unwrap_or_default();
@@ -116,34 +114,46 @@ fn a_failing_liveness_probe_is_unhealthy_then_killing() {
     assert_eq!(killing["type"], "Normal");
 }
 
+/// A container `name` that sleeps; with `failing`, a liveness probe that fails from the start.
+fn sleeper(name: &str, failing: bool) -> String {
+    let probe = if failing {
+        "    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n"
+    } else {
+        ""
+    };
+    format!("  - name: {name}\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n{probe}")
+}
+
+/// Creates the pod `name` from the spec lines `spec`; its first Killing event.
+fn first_killing(managed: &Managed, name: &str, spec: &str) -> Value {
+    let uid = managed.create(name, spec);
+    managed.wait_event((name, &uid), "Killing", |_| true)
+}
+
 #[test]
 fn a_never_restarted_container_failing_liveness_is_killed_and_not_restarted() {
     let managed = fast_backoff("pods-events-never-liveness");
-    let uid = managed.create(
-        "events-never",
-        &format!(
-            "  restartPolicy: Never\n  containers:\n  - name: app\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n  - name: other\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n"
-        ),
+    let spec = format!(
+        "  restartPolicy: Never\n  containers:\n{}{}",
+        sleeper("app", true),
+        sleeper("other", false)
     );
     // As upstream: a kill that is not followed by a restart does not say it will be.
-    let killing = managed.wait_event(("events-never", &uid), "Killing", |_| true);
+    let killing = first_killing(&managed, "events-never", &spec);
     assert_eq!(
         killing["message"], "Container app failed liveness probe",
         "{killing}"
     );
-    let status = |p: &Value, name: &str| {
-        p["status"]["containerStatuses"]
-            .as_array()
-            .and_then(|all| all.iter().find(|c| c["name"] == name))
-            .cloned()
-            .unwrap_or_default()
-    };
     let pod = managed.wait_pod("events-never", "app killed", |p| {
-        status(p, "app")["state"]["terminated"].is_object()
+        container(p, "containerStatuses", "app")["state"]["terminated"].is_object()
     });
-    assert_eq!(status(&pod, "app")["restartCount"], 0, "{pod}");
+    assert_eq!(
+        container(&pod, "containerStatuses", "app")["restartCount"],
+        0,
+        "{pod}"
+    );
     assert!(
-        status(&pod, "other")["state"]["running"].is_object(),
+        container(&pod, "containerStatuses", "other")["state"]["running"].is_object(),
         "the other container runs on: {pod}"
     );
     assert_eq!(phase(&pod), "Running", "{pod}");
@@ -152,13 +162,13 @@ fn a_never_restarted_container_failing_liveness_is_killed_and_not_restarted() {
 #[test]
 fn a_sidecar_failing_liveness_is_killed_as_an_init_container_and_restarted() {
     let managed = fast_backoff("pods-events-sidecar-liveness");
-    let uid = managed.create(
-        "events-sidecar",
-        &format!(
-            "  restartPolicy: Never\n  initContainers:\n  - name: proxy\n    image: {SHELL}\n    restartPolicy: Always\n    command: [\"sleep\", \"3600\"]\n    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n  containers:\n  - name: app\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n"
-        ),
+    let proxy =
+        sleeper("proxy", true).replace("    command:", "    restartPolicy: Always\n    command:");
+    let spec = format!(
+        "  restartPolicy: Never\n  initContainers:\n{proxy}  containers:\n{}",
+        sleeper("app", false)
     );
-    let killing = managed.wait_event(("events-sidecar", &uid), "Killing", |_| true);
+    let killing = first_killing(&managed, "events-sidecar", &spec);
     assert_eq!(
         killing["message"], "Init container proxy failed liveness probe",
         "{killing}"
@@ -167,12 +177,13 @@ fn a_sidecar_failing_liveness_is_killed_as_an_init_container_and_restarted() {
         killing["involvedObject"]["fieldPath"],
         "spec.initContainers{proxy}"
     );
-    let restarted = |p: &Value, field: &str| p["status"][field][0]["restartCount"].as_i64();
+    let restarts =
+        |p: &Value, field: &str, name: &str| container(p, field, name)["restartCount"].as_i64();
     let pod = managed.wait_pod("events-sidecar", "the sidecar restarted", |p| {
-        restarted(p, "initContainerStatuses").is_some_and(|n| n >= 1)
+        restarts(p, "initContainerStatuses", "proxy").is_some_and(|n| n >= 1)
     });
     assert_eq!(
-        restarted(&pod, "containerStatuses"),
+        restarts(&pod, "containerStatuses", "app"),
         Some(0),
         "the app is not touched: {pod}"
     );

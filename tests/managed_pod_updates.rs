@@ -43,6 +43,19 @@ fn running(pod: &Value, name: &str) -> bool {
     !container(pod, "containerStatuses", name)["state"]["running"].is_null()
 }
 
+/// Sets the image of container `name` of pod `pod` to `image`, as an admin would.
+fn set_image(node: &Managed, pod: &str, name: &str, image: &str) {
+    let (ok, out) = node.cluster.kubectl(&[
+        "set",
+        "image",
+        &format!("pod/{pod}"),
+        "-n",
+        "default",
+        &format!("{name}={image}"),
+    ]);
+    assert!(ok, "kubectl set image: {out}");
+}
+
 fn restarts(pod: &Value, name: &str) -> i64 {
     container(pod, "containerStatuses", name)["restartCount"]
         .as_i64()
@@ -69,15 +82,7 @@ fn a_new_image_replaces_only_its_container() {
     );
     let other_id = status_of(&before, "other", "containerID");
 
-    let (ok, out) = node.cluster.kubectl(&[
-        "set",
-        "image",
-        "pod/upd-image",
-        "-n",
-        "default",
-        &format!("main={HTTPD}"),
-    ]);
-    assert!(ok, "kubectl set image: {out}");
+    set_image(&node, "upd-image", "main", HTTPD);
     let updated = Instant::now();
     let after = node.wait_pod("upd-image", "main replaced and running", |p| {
         running(p, "main") && status_of(p, "main", "containerID") != main_id
@@ -139,15 +144,7 @@ fn a_new_image_starts_at_once_without_the_old_images_crash_loop_back_off() {
                 .is_some_and(|m| m.starts_with("back-off 20s "))
     });
     let exit_image_id = status_of(&looping, "main", "imageID");
-    let (ok, out) = node.cluster.kubectl(&[
-        "set",
-        "image",
-        "pod/upd-backoff",
-        "-n",
-        "default",
-        &format!("main={HTTPD}"),
-    ]);
-    assert!(ok, "kubectl set image: {out}");
+    set_image(&node, "upd-backoff", "main", HTTPD);
     let updated = Instant::now();
     // Well inside what is left of the old back-off (about 20 s).
     let after = wait_for("the new image running", NEW_SPEC_START, || {

@@ -210,7 +210,7 @@ async fn start_one(
         }
         Err(failed) => {
             progress.changes = RuntimeChanges::Other;
-            if let Some(why) = failed.waiting(&start.name) {
+            if let Some(why) = failed.report(&start.name) {
                 progress.waiting.insert(start.name.clone(), why);
             }
             match failed.outage() {

@@ -96,8 +96,8 @@ impl NotStarted {
         })
     }
 
-    /// The runtime's failure when the runtime is out (unreachable, or past its deadline):
-    /// then not the container is at fault, and the pod's other starts would fail alike.
+    /// The runtime's failure when the runtime is out (unreachable, or past its deadline): the
+    /// container is not at fault then, and the pod's other starts would fail alike.
     #[must_use]
     pub fn outage(&self) -> Option<&RuntimeError> {
         match self {
@@ -106,11 +106,12 @@ impl NotStarted {
         }
     }
 
-    /// Why `container` waits, reported as upstream's `Failed` event: the image errors by their
-    /// reason, the others by their message, and a failed hook not at all (its output may hold
-    /// secrets; it has its own event). `None` for an interrupted start.
+    /// Reports the failure of `container` as upstream's `Failed` event — the image errors by
+    /// their reason, the others by their message, and a failed hook not at all (its output may
+    /// hold secrets; it has its own event) — and returns why it waits. `None` for an
+    /// interrupted start.
     #[must_use]
-    pub fn waiting(&self, container: &str) -> Option<Waiting> {
+    pub fn report(&self, container: &str) -> Option<Waiting> {
         let why = self.reason()?;
         let message = self.to_string();
         let text = match self {
@@ -361,5 +362,55 @@ fn image_spec(image: &str) -> cri::ImageSpec {
     cri::ImageSpec {
         image: image.to_owned(),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_is_its_upstream_waiting_reason_and_only_an_outage_is_the_runtimes() {
+        let outage = RuntimeError::Unavailable {
+            operation: "create_container",
+            message: "connection refused".to_owned(),
+        };
+        let refused = RuntimeError::InvalidArgument {
+            operation: "start_container",
+            message: "no such file".to_owned(),
+        };
+        let image = NotStarted::Image {
+            reason: "ImagePullBackOff",
+            message: "Back-off pulling image \"x\"".to_owned(),
+        };
+        let cases = [
+            (image, Some("ImagePullBackOff"), false),
+            (
+                NotStarted::Config("bad env".to_owned()),
+                Some("CreateContainerConfigError"),
+                false,
+            ),
+            (
+                NotStarted::Create(outage.clone()),
+                Some("CreateContainerError"),
+                true,
+            ),
+            (NotStarted::Run(refused), Some("RunContainerError"), false),
+            (
+                NotStarted::PostStartHook("exit 1".to_owned()),
+                Some("PostStartHookError"),
+                false,
+            ),
+            (NotStarted::Interrupted(Interrupted), None, false),
+        ];
+        for (failure, reason, is_outage) in cases {
+            assert_eq!(failure.reason(), reason, "{failure:?}");
+            assert_eq!(failure.outage().is_some(), is_outage, "{failure:?}");
+        }
+        assert_eq!(
+            NotStarted::Create(outage.clone()).to_string(),
+            outage.to_string(),
+            "the runtime's words are the message"
+        );
     }
 }

@@ -1,9 +1,9 @@
 //! The pod actor (`pod/<namespace>/<name>`): owns one pod on the node and keeps the runtime in
 //! line with its spec. PLEG events, back-off timers, spec changes ([`UpdatePod`]), probe
 //! verdicts ([`ProbeResult`]) and a periodic resync only trigger a sync; each sync plans from
-//! the whole spec and the whole runtime state, then acts. Once the actor decides to stop the pod (terminate it, or stop it past its
-//! deadline) it raises its [`Interrupter`], and the sync under way stops at its next check.
-//! Its status reports are made in `reporting`.
+//! the whole spec and the whole runtime state, then acts. Once the actor decides to stop the
+//! pod (terminate it, or stop it past its deadline) it raises its [`Interrupter`], and the sync
+//! under way stops at its next check. Its status reports are made in `reporting`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
