@@ -99,7 +99,7 @@ fn a_failing_liveness_probe_is_unhealthy_then_killing() {
     let managed = fast_backoff("pods-events-liveness");
     let uid = managed.create(
         "events-liveness",
-        &format!("  containers:\n{}", sleeper("app", true)),
+        &format!("  containers:\n{}", sleeper("app", FAILING_LIVENESS)),
     );
     let unhealthy = managed.wait_event(("events-liveness", &uid), "Unhealthy", |_| true);
     let message = unhealthy["message"].as_str().unwrap_or_default();
@@ -114,14 +114,12 @@ fn a_failing_liveness_probe_is_unhealthy_then_killing() {
     assert_eq!(killing["type"], "Normal");
 }
 
-/// A container `name` that sleeps; with `failing`, a liveness probe that fails from the start.
-fn sleeper(name: &str, failing: bool) -> String {
-    let probe = if failing {
-        "    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n"
-    } else {
-        ""
-    };
-    format!("  - name: {name}\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n{probe}")
+/// A liveness probe that fails from the start, as container spec lines.
+const FAILING_LIVENESS: &str = "    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n";
+
+/// A container `name` that sleeps, with the spec lines `extra` (indented four spaces).
+fn sleeper(name: &str, extra: &str) -> String {
+    format!("  - name: {name}\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n{extra}")
 }
 
 /// Creates the pod `name` from the spec lines `spec`; its first Killing event.
@@ -135,8 +133,8 @@ fn a_never_restarted_container_failing_liveness_is_killed_and_not_restarted() {
     let managed = fast_backoff("pods-events-never-liveness");
     let spec = format!(
         "  restartPolicy: Never\n  containers:\n{}{}",
-        sleeper("app", true),
-        sleeper("other", false)
+        sleeper("app", FAILING_LIVENESS),
+        sleeper("other", "")
     );
     // As upstream: a kill that is not followed by a restart does not say it will be.
     let killing = first_killing(&managed, "events-never", &spec);
@@ -162,11 +160,13 @@ fn a_never_restarted_container_failing_liveness_is_killed_and_not_restarted() {
 #[test]
 fn a_sidecar_failing_liveness_is_killed_as_an_init_container_and_restarted() {
     let managed = fast_backoff("pods-events-sidecar-liveness");
-    let proxy =
-        sleeper("proxy", true).replace("    command:", "    restartPolicy: Always\n    command:");
+    let proxy = sleeper(
+        "proxy",
+        &format!("    restartPolicy: Always\n{FAILING_LIVENESS}"),
+    );
     let spec = format!(
         "  restartPolicy: Never\n  initContainers:\n{proxy}  containers:\n{}",
-        sleeper("app", false)
+        sleeper("app", "")
     );
     let killing = first_killing(&managed, "events-sidecar", &spec);
     assert_eq!(

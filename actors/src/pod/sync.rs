@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
+use futures::channel::mpsc;
 use sergeant_messages::pods::core::Pod;
-use tokio::sync::oneshot;
 
 use super::error::{PodError, Stopped};
 use super::execute::{execute, Executed};
@@ -55,10 +55,12 @@ pub struct SyncInput {
     pub tokens: TokenCache,
     /// Raised by the pod actor once it stops the pod: the sync stops at its next check.
     pub interrupt: Interrupt,
-    /// Where the look the sync begins with goes (with when it was begun) before the sync
-    /// acts, as upstream reports the status a sync starts from: what set the sync off (a
-    /// container that died) is reported at once, not only once a long sync ends.
-    pub first_look: Option<oneshot::Sender<(PodRuntime, Instant)>>,
+    /// Where the looks to report before the sync ends go (with when each was begun): the one
+    /// it begins with, as upstream reports the status a sync starts from — what set the sync
+    /// off (a container that died) is reported at once, not only once a long sync ends — and
+    /// the one a pod kill was planned from, so the pod's last state before it is stopped (its
+    /// finished containers in their sandbox, with its IP) is reported too.
+    pub looks: Option<mpsc::UnboundedSender<(PodRuntime, Instant)>>,
 }
 
 /// What a sync did and found.
@@ -159,10 +161,7 @@ async fn converge(
 ) -> Result<(PodRuntime, Instant), Stopped> {
     let mut begun = Instant::now();
     let mut runtime = observe(&input.port, uid(&input.pod)).await?;
-    if let Some(first_look) = input.first_look.take() {
-        // The pod actor may be gone; the sync goes on regardless.
-        let _ = first_look.send((runtime.clone(), begun));
-    }
+    report_look(input, &runtime, begun);
     input.interrupt.check()?;
     let setup = PodSetup::prepare(input).await?;
     if runtime.ready_sandbox().is_some() {
@@ -171,7 +170,7 @@ async fn converge(
     // Each round lets at least one more container go (an init container at a time): a pod
     // whose rounds go on longer is synced again by its actor.
     let rounds = all_containers(&input.pod).count() + 2;
-    for _ in 0..rounds {
+    for round in 0..rounds {
         input.interrupt.check()?;
         let actions = plan(&PlanInput {
             pod: &input.pod,
@@ -187,6 +186,9 @@ async fn converge(
         if actions.is_idle() {
             break;
         }
+        if actions.kill_pod && round > 0 {
+            report_look(input, &runtime, begun);
+        }
         if execute(input, &setup, &runtime, &actions, progress).await? == Executed::Done {
             break;
         }
@@ -195,4 +197,12 @@ async fn converge(
         runtime = look_after(&input.port, uid(&input.pod), Some(runtime), changes).await?;
     }
     Ok((runtime, begun))
+}
+
+/// Hands a look to the pod actor to report before the sync ends. The actor may be gone; the
+/// sync goes on regardless.
+fn report_look(input: &SyncInput, runtime: &PodRuntime, begun: Instant) {
+    if let Some(looks) = &input.looks {
+        let _ = looks.unbounded_send((runtime.clone(), begun));
+    }
 }

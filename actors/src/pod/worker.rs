@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use actix::{
-    Actor, ActorContext, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message,
-    SpawnHandle, WrapFuture,
+    Actor, ActorContext, ActorFutureExt, ActorStreamExt, Addr, AsyncContext, Context,
+    ContextFutureSpawner, Handler, Message, SpawnHandle, WrapFuture,
 };
+use futures::channel::mpsc;
 use futures::FutureExt;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::PodKey;
-use tokio::sync::oneshot;
 
 use super::interrupt::{Interrupted, Interrupter};
 use super::kill::{kill_pod, stop_pod};
@@ -227,21 +227,19 @@ impl PodWorker {
             api: self.deps.api.clone(),
             tokens: self.tokens.clone(),
             interrupt: self.interrupter.interrupt(),
-            first_look: None,
+            looks: None,
         }
     }
 
     fn sync(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
         let mut input = self.sync_input(&pod, self.failure.is_some());
-        let (first_look, looked) = oneshot::channel();
-        input.first_look = Some(first_look);
-        let first_pod = Arc::clone(&pod);
-        ctx.spawn(looked.into_actor(self).map(move |first, act, _| {
-            // None when the sync failed before it looked.
-            if let Ok((runtime, begun)) = first {
-                act.report_runtime(&first_pod, runtime, begun);
-            }
-        }));
+        let (looks, looked) = mpsc::unbounded();
+        input.looks = Some(looks);
+        let looked_pod = Arc::clone(&pod);
+        actix::fut::wrap_stream::<_, Self>(looked)
+            .map(move |(runtime, begun), act, _| act.report_runtime(&looked_pod, runtime, begun))
+            .finish()
+            .spawn(ctx);
         let events = self.deps.events.for_pod(&pod);
         ctx.spawn(
             time_in_runtime(events.scope(sync(input)))
