@@ -1,7 +1,8 @@
 //! Managed mode's events and mirror pods against the real control plane and containerd: a
 //! pod's start shows as upstream's events (Pulled, Created, Started) in the API server, a crash
 //! loop is one BackOff event whose count grows (not one object per restart), a failing
-//! liveness probe is Unhealthy then Killing; a static pod gets a mirror pod, created exactly
+//! liveness probe is Unhealthy then Killing — with upstream's message when the container is not
+//! restarted (`restartPolicy: Never`) and when it is a sidecar; a static pod gets a mirror pod, created exactly
 //! once, that shows its status, comes back when deleted, and goes when the manifest goes.
 //!
 //! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::cluster::PodWatch;
 use common::managed::{Managed, DEADLINE, HTTPD};
-use common::node::{phase, SHELL};
+use common::node::{container, phase, SHELL};
 use common::{wait_for, TestConfig};
 use serde_json::Value;
 
@@ -98,9 +99,7 @@ fn a_failing_liveness_probe_is_unhealthy_then_killing() {
     let managed = fast_backoff("pods-events-liveness");
     let uid = managed.create(
         "events-liveness",
-        &format!(
-            "  containers:\n  - name: app\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n"
-        ),
+        &format!("  containers:\n{}", sleeper("app", FAILING_LIVENESS)),
     );
     let unhealthy = managed.wait_event(("events-liveness", &uid), "Unhealthy", |_| true);
     let message = unhealthy["message"].as_str().unwrap_or_default();
@@ -113,6 +112,82 @@ fn a_failing_liveness_probe_is_unhealthy_then_killing() {
         e["message"] == "Container app failed liveness probe, will be restarted"
     });
     assert_eq!(killing["type"], "Normal");
+}
+
+/// A liveness probe that fails from the start, as container spec lines.
+const FAILING_LIVENESS: &str = "    livenessProbe:\n      exec:\n        command: [\"false\"]\n      periodSeconds: 1\n      failureThreshold: 2\n";
+
+/// A container `name` that sleeps, with the spec lines `extra` (indented four spaces).
+fn sleeper(name: &str, extra: &str) -> String {
+    format!("  - name: {name}\n    image: {SHELL}\n    command: [\"sleep\", \"3600\"]\n{extra}")
+}
+
+/// Creates the pod `name` from the spec lines `spec`; its first Killing event.
+fn first_killing(managed: &Managed, name: &str, spec: &str) -> Value {
+    let uid = managed.create(name, spec);
+    managed.wait_event((name, &uid), "Killing", |_| true)
+}
+
+#[test]
+fn a_never_restarted_container_failing_liveness_is_killed_and_not_restarted() {
+    let managed = fast_backoff("pods-events-never-liveness");
+    let spec = format!(
+        "  restartPolicy: Never\n  containers:\n{}{}",
+        sleeper("app", FAILING_LIVENESS),
+        sleeper("other", "")
+    );
+    // As upstream: a kill that is not followed by a restart does not say it will be.
+    let killing = first_killing(&managed, "events-never", &spec);
+    assert_eq!(
+        killing["message"], "Container app failed liveness probe",
+        "{killing}"
+    );
+    let pod = managed.wait_pod("events-never", "app killed", |p| {
+        container(p, "containerStatuses", "app")["state"]["terminated"].is_object()
+    });
+    assert_eq!(
+        container(&pod, "containerStatuses", "app")["restartCount"],
+        0,
+        "{pod}"
+    );
+    assert!(
+        container(&pod, "containerStatuses", "other")["state"]["running"].is_object(),
+        "the other container runs on: {pod}"
+    );
+    assert_eq!(phase(&pod), "Running", "{pod}");
+}
+
+#[test]
+fn a_sidecar_failing_liveness_is_killed_as_an_init_container_and_restarted() {
+    let managed = fast_backoff("pods-events-sidecar-liveness");
+    let proxy = sleeper(
+        "proxy",
+        &format!("    restartPolicy: Always\n{FAILING_LIVENESS}"),
+    );
+    let spec = format!(
+        "  restartPolicy: Never\n  initContainers:\n{proxy}  containers:\n{}",
+        sleeper("app", "")
+    );
+    let killing = first_killing(&managed, "events-sidecar", &spec);
+    assert_eq!(
+        killing["message"], "Init container proxy failed liveness probe",
+        "{killing}"
+    );
+    assert_eq!(
+        killing["involvedObject"]["fieldPath"],
+        "spec.initContainers{proxy}"
+    );
+    let restarts =
+        |p: &Value, field: &str, name: &str| container(p, field, name)["restartCount"].as_i64();
+    let pod = managed.wait_pod("events-sidecar", "the sidecar restarted", |p| {
+        restarts(p, "initContainerStatuses", "proxy").is_some_and(|n| n >= 1)
+    });
+    assert_eq!(
+        restarts(&pod, "containerStatuses", "app"),
+        Some(0),
+        "the app is not touched: {pod}"
+    );
+    assert_eq!(phase(&pod), "Running", "{pod}");
 }
 
 /// Puts a manifest in place atomically, so it is never read half-written.

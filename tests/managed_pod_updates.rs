@@ -1,6 +1,7 @@
 //! Updates of running API pods, against the real control plane and containerd, driven with
 //! kubectl as the admin: a new image replaces only its container (a Killing event saying the
-//! definition changed, a new container ID, restart count one more), a lowered
+//! definition changed, a new container ID, restart count one more) and starts at once even
+//! while the old image crash-looped in its back-off, a lowered
 //! `activeDeadlineSeconds` fails the pod on time, a new label reaches a downwardAPI file; and a
 //! volume that cannot be set up is a `FailedMount` event until its config map exists.
 //!
@@ -14,11 +15,16 @@ use std::time::{Duration, Instant};
 
 use common::managed::{Managed, HTTPD};
 use common::node::{container, phase, SHELL};
-use common::wait_for;
+use common::{wait_for, TestConfig};
 use serde_json::Value;
 
 /// The upstream kubelet's periodic sync: a label change shows in the files within it.
 const SYNC_PERIOD: Duration = Duration::from_secs(10);
+/// A container that exits 1 at once, in the local registry.
+const EXIT: &str = "127.0.0.1:5000/sergeant/exit:1.0";
+/// How soon a container whose spec changed starts while its old spec was in a crash-loop
+/// back-off: well under what was left of that back-off.
+const NEW_SPEC_START: Duration = Duration::from_secs(10);
 
 /// A container `name` of image `image` that sleeps.
 fn sleeper(name: &str, image: &str) -> String {
@@ -35,6 +41,19 @@ fn status_of(pod: &Value, name: &str, field: &str) -> String {
 
 fn running(pod: &Value, name: &str) -> bool {
     !container(pod, "containerStatuses", name)["state"]["running"].is_null()
+}
+
+/// Sets the image of container `name` of pod `pod` to `image`, as an admin would.
+fn set_image(node: &Managed, pod: &str, name: &str, image: &str) {
+    let (ok, out) = node.cluster.kubectl(&[
+        "set",
+        "image",
+        &format!("pod/{pod}"),
+        "-n",
+        "default",
+        &format!("{name}={image}"),
+    ]);
+    assert!(ok, "kubectl set image: {out}");
 }
 
 fn restarts(pod: &Value, name: &str) -> i64 {
@@ -63,15 +82,7 @@ fn a_new_image_replaces_only_its_container() {
     );
     let other_id = status_of(&before, "other", "containerID");
 
-    let (ok, out) = node.cluster.kubectl(&[
-        "set",
-        "image",
-        "pod/upd-image",
-        "-n",
-        "default",
-        &format!("main={HTTPD}"),
-    ]);
-    assert!(ok, "kubectl set image: {out}");
+    set_image(&node, "upd-image", "main", HTTPD);
     let updated = Instant::now();
     let after = node.wait_pod("upd-image", "main replaced and running", |p| {
         running(p, "main") && status_of(p, "main", "containerID") != main_id
@@ -110,6 +121,45 @@ fn a_new_image_replaces_only_its_container() {
     );
     assert_eq!(restarts(&after, "other"), 0, "{after}");
     assert_eq!(phase(&after), "Running", "{after}");
+}
+
+#[test]
+fn a_new_image_starts_at_once_without_the_old_images_crash_loop_back_off() {
+    // Upstream's back-off is per container spec (name and hash): a changed spec starts afresh.
+    let config = TestConfig::new()
+        .kubelet("crashLoopBackOff:\n  maxContainerRestartPeriod: 300s\n")
+        .sergeant("crashLoopBackOff:\n  initialPeriod: 10s\n");
+    let node = Managed::start_with("pods-upd-backoff", &[], config, &[]);
+    node.create(
+        "upd-backoff",
+        &format!("  containers:\n  - name: main\n    image: {EXIT}\n"),
+    );
+    // Restarted at once, then after 10 s; now it waits 20 s from its last start.
+    let looping = node.wait_pod("upd-backoff", "in its 20 s back-off", |p| {
+        let main = container(p, "containerStatuses", "main");
+        restarts(p, "main") == 2
+            && main["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+            && main["state"]["waiting"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("back-off 20s "))
+    });
+    let exit_image_id = status_of(&looping, "main", "imageID");
+    set_image(&node, "upd-backoff", "main", HTTPD);
+    let updated = Instant::now();
+    // Well inside what is left of the old back-off (about 20 s).
+    let after = wait_for("the new image running", NEW_SPEC_START, || {
+        node.pod("upd-backoff").filter(|p| running(p, "main"))
+    });
+    eprintln!(
+        "image update to the new container running: {:?}",
+        updated.elapsed()
+    );
+    assert_ne!(
+        status_of(&after, "main", "imageID"),
+        exit_image_id,
+        "the running container is the new image's: {after}"
+    );
+    assert_eq!(restarts(&after, "main"), 3, "one more: {after}");
 }
 
 #[test]

@@ -224,6 +224,52 @@ fn a_sidecar_keeps_running_while_the_app_restarts() {
 }
 
 #[test]
+fn a_sidecar_with_a_startup_probe_holds_the_app_until_it_has_started() {
+    let node = Node::start("sidecar-startup");
+    // The sidecar passes its startup probe about 3 s after it starts; as upstream, the app
+    // waits for that.
+    let spec = format!(
+        "  initContainers:\n  - name: proxy\n    image: {SHELL}\n    restartPolicy: Always\n    \
+         command: [sh, -c, 'sleep 3; touch /tmp/started; sleep 3600']\n    \
+         startupProbe:\n      exec: {{command: [cat, /tmp/started]}}\n      periodSeconds: 1\n      failureThreshold: 30\n\
+         \x20 containers:\n  - name: app\n    image: {SHELL}\n    command: [sleep, '3600']\n"
+    );
+    node.write("sidecar-startup.yaml", &manifest("sidecar-startup", &spec));
+    let pod = node.wait_pod("sidecar-startup", "the app running", |p| {
+        container(p, "containerStatuses", "app")["state"]["running"].is_object()
+    });
+    let proxy = container(&pod, "initContainerStatuses", "proxy");
+    assert_eq!(proxy["started"], true, "{pod}");
+    let app = container(&pod, "containerStatuses", "app");
+    // API times have whole seconds: 3 s or more apart shows as at least 2.
+    let waited = api_seconds(&app["state"]["running"]["startedAt"])
+        - api_seconds(&proxy["state"]["running"]["startedAt"]);
+    assert!(
+        waited >= 2,
+        "the app started {waited} s after its sidecar, before the sidecar's startup probe could pass: {pod}"
+    );
+}
+
+#[test]
+fn a_pod_whose_app_finished_stops_its_sidecar_and_succeeds() {
+    let node = Node::start("sidecar-done");
+    let spec = format!(
+        "  restartPolicy: Never\n  initContainers:\n  - name: proxy\n    image: {SHELL}\n    restartPolicy: Always\n    command: [sleep, '3600']\n\
+         \x20 containers:\n  - name: app\n    image: {SHELL}\n    command: [sh, -c, 'sleep 1; exit 0']\n"
+    );
+    node.write("sidecar-done.yaml", &manifest("sidecar-done", &spec));
+    let pod = node.wait_pod("sidecar-done", "Succeeded, its sidecar stopped", |p| {
+        phase(p) == "Succeeded"
+            && container(p, "initContainerStatuses", "proxy")["state"]["terminated"].is_object()
+    });
+    let app = container(&pod, "containerStatuses", "app");
+    assert_eq!(app["state"]["terminated"]["exitCode"], 0, "{pod}");
+    assert_eq!(app["restartCount"], 0, "{pod}");
+    let proxy = container(&pod, "initContainerStatuses", "proxy");
+    assert_eq!(proxy["restartCount"], 0, "stopped, not restarted: {pod}");
+}
+
+#[test]
 fn after_kill_9_a_restarted_sergeant_adopts_its_pods_without_restarting_them() {
     let node = Node::start("adopt");
     node.write(
@@ -341,14 +387,8 @@ fn a_pod_past_its_active_deadline_is_stopped_and_failed() {
         "the container was stopped: {failed}"
     );
     assert_eq!(main["restartCount"], 0, "and not restarted: {failed}");
-    let seconds = |time: &Value| -> i64 {
-        serde_json::from_value::<Time>(time.clone())
-            .expect("an API time")
-            .0
-            .as_second()
-    };
-    let took = seconds(&main["state"]["terminated"]["finishedAt"])
-        - seconds(&failed["status"]["startTime"]);
+    let took = api_seconds(&main["state"]["terminated"]["finishedAt"])
+        - api_seconds(&failed["status"]["startTime"]);
     assert!(
         (3..=3 + 1 + 3).contains(&took),
         "stopped at the deadline (3 s) within the grace period (1 s): {took} s after start"
@@ -394,4 +434,12 @@ fn pods_that_do_not_fit_are_failed_with_the_upstream_reasons() {
     node.wait_pod("second", "Running", |p| phase(p) == "Running");
     node.write("third.yaml", &pod("third", "10m", None));
     assert_eq!(rejected("third"), "OutOfpods");
+}
+
+/// An API time (RFC 3339, whole seconds) as seconds since the epoch.
+fn api_seconds(time: &Value) -> i64 {
+    serde_json::from_value::<Time>(time.clone())
+        .expect("an API time")
+        .0
+        .as_second()
 }

@@ -1,13 +1,17 @@
-//! Terminating a pod: preStop hooks, then the app containers stopped together within the
-//! grace period, then sidecars and init containers, then the sandbox is stopped; then the pod's
-//! directory (volumes, subPath mounts), the sandbox and the pod cgroup are removed.
+//! Stopping a pod's containers: the whole pod when it terminates ([`kill_pod`]: preStop hooks,
+//! then the app containers stopped together within the grace period, then sidecars and init
+//! containers, then the sandbox; then the pod's directory (volumes, subPath mounts), the
+//! sandbox and the pod cgroup removed), a pod the plan says is done ([`stop_observed`]), and
+//! one container the plan kills ([`kill_container`]).
 
 use std::time::{Duration, Instant};
 
 use futures::{stream, StreamExt};
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::runtime::cri;
+use sergeant_messages::runtime_error::RuntimeError;
 
+use super::error::PodError;
 use super::hooks;
 use super::observe::observe;
 use crate::events::{container_event, reason, EventType};
@@ -41,35 +45,32 @@ pub async fn kill_pod(
     uid: &str,
     pod: Option<&Pod>,
     grace: Option<Duration>,
-) -> Result<(), String> {
+) -> Result<(), PodError> {
     let runtime = stop_pod(port, uid, pod, grace).await?;
     let (owned_node, owned_uid) = (node.clone(), uid.to_owned());
     tokio::task::spawn_blocking(move || {
         sergeant_host::volumes::teardown_pod_dir(&owned_uid, &owned_node)
     })
     .await
-    .map_err(|e| format!("teardown did not finish: {e}"))?
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| PodError::Unfinished(format!("teardown did not finish: {e}")))??;
     for sandbox in &runtime.sandboxes {
         port.call(cri::RemovePodSandboxRequest {
             pod_sandbox_id: sandbox.id.clone(),
         })
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     }
     let Some(cgroup) = pod.map(|p| spec::pod_cgroup_parent(p, node)) else {
         return Ok(());
     };
     tokio::task::spawn_blocking(move || sergeant_host::cgroup::remove_pod_cgroup(&cgroup))
         .await
-        .map_err(|e| format!("cgroup removal did not finish: {e}"))?
-        .map_err(|e| e.to_string())
+        .map_err(|e| PodError::Unfinished(format!("cgroup removal did not finish: {e}")))??;
+    Ok(())
 }
 
-/// Stops the pod `uid` without removing anything: preStop hooks, app containers together
-/// within the grace period, then sidecars and init containers, then its sandboxes. What the
-/// runtime showed before is returned, so a caller can remove it. A pod that failed as a whole
-/// (past its active deadline) stays like this, its containers kept for status and logs.
+/// Stops the pod `uid` without removing anything (see [`stop_observed`]). What the runtime
+/// showed before is returned, so a caller can remove it. A pod that failed as a whole (past
+/// its active deadline) stays like this, its containers kept for status and logs.
 ///
 /// # Errors
 /// The first runtime failure; the caller retries.
@@ -78,8 +79,23 @@ pub async fn stop_pod(
     uid: &str,
     pod: Option<&Pod>,
     grace: Option<Duration>,
-) -> Result<PodRuntime, String> {
-    let runtime = observe(port, uid).await.map_err(|e| e.to_string())?;
+) -> Result<PodRuntime, RuntimeError> {
+    let runtime = observe(port, uid).await?;
+    stop_observed(port, &runtime, pod, grace).await?;
+    Ok(runtime)
+}
+
+/// Stops what `runtime` shows of a pod: preStop hooks, app containers together within the
+/// grace period, then sidecars and init containers, then its sandboxes.
+///
+/// # Errors
+/// The first runtime failure; the caller retries.
+pub async fn stop_observed(
+    port: &RuntimePort,
+    runtime: &PodRuntime,
+    pod: Option<&Pod>,
+    grace: Option<Duration>,
+) -> Result<(), RuntimeError> {
     let running: Vec<&ObservedContainer> = runtime.running().collect();
     let grace = grace.unwrap_or_else(|| grace_of(pod, &running));
     let deadline = Instant::now() + grace;
@@ -106,28 +122,26 @@ pub async fn stop_pod(
         port.call(cri::StopPodSandboxRequest {
             pod_sandbox_id: sandbox.id.clone(),
         })
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     }
-    Ok(runtime)
+    Ok(())
 }
 
-/// Kills one container of the running pod `uid` — its preStop hook, then a stop within
-/// `grace` — as a failed liveness or startup probe or a changed definition asks, `why` being
-/// the Killing event's message; the pod's sync then starts it again (per the restart policy
-/// after a probe, always after a changed definition). A container already gone is fine.
+/// Kills one container of the running pod `runtime` shows — its preStop hook, then a stop
+/// within `grace` — as the plan asks (a failed liveness or startup probe, a changed
+/// definition, an unknown state), `why` being the Killing event's message. A container
+/// already gone is fine.
 ///
 /// # Errors
 /// The runtime failure.
 pub async fn kill_container(
     port: &RuntimePort,
-    uid: &str,
+    runtime: &PodRuntime,
     container_id: &str,
     pod: &Pod,
     grace: Duration,
     why: &str,
-) -> Result<(), String> {
-    let runtime = observe(port, uid).await.map_err(|e| e.to_string())?;
+) -> Result<(), RuntimeError> {
     let Some(container) = runtime
         .containers
         .iter()
@@ -156,7 +170,7 @@ async fn stop_container(
     pod_ip: Option<&str>,
     deadline: Instant,
     why: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), RuntimeError> {
     let name = container.name();
     let why = why.map_or_else(|| format!("Stopping container {name}"), str::to_owned);
     container_event(name, EventType::Normal, reason::KILLING, why);
@@ -203,16 +217,9 @@ async fn stop_container(
         })
         .await
     {
-        Ok(_) | Err(sergeant_messages::runtime_error::RuntimeError::NotFound { .. }) => Ok(()),
-        Err(err) => Err(err.to_string()),
+        Ok(_) | Err(RuntimeError::NotFound { .. }) => Ok(()),
+        Err(err) => Err(err),
     }
-}
-
-/// The grace period of a container kill the pod's spec asks for (a changed definition): the
-/// pod's `terminationGracePeriodSeconds`, or 30 s.
-#[must_use]
-pub fn pod_grace(pod: &Pod) -> Duration {
-    grace_of(Some(pod), &[])
 }
 
 /// The grace period: the pod's, or the one recorded on its containers, or 30 s.

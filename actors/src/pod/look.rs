@@ -1,5 +1,5 @@
-//! [`look_after`]: how a pod sync looks at the runtime once its reconcile is done, from what
-//! the reconcile changed ([`RuntimeChanges`], kept in its [`Progress`]). The look after a
+//! [`look_after`]: how a pod sync looks at the runtime again after carrying out a plan, from
+//! what it changed ([`RuntimeChanges`], kept in its [`Progress`]). The look after a
 //! container start is on the way to the status a watcher waits for, so it asks no more than
 //! that change needs. A [`Look`] is what a status is reported from, and says when it was
 //! taken, so a report never goes back to an older look.
@@ -14,7 +14,7 @@ use crate::runtime::RuntimePort;
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::status::Waiting;
 
-/// What a sync's reconcile did to the pod's runtime objects, which decides how the look after
+/// What a sync's actions did to the pod's runtime objects, which decides how the look after
 /// it is taken ([`look_after`]).
 #[derive(Debug, Default)]
 pub(super) enum RuntimeChanges {
@@ -63,7 +63,7 @@ impl Look {
     }
 }
 
-/// What a reconcile found out and did besides the look it returns.
+/// What a sync's actions did since its last look, and why containers wait.
 #[derive(Debug, Default)]
 pub(super) struct Progress {
     /// Why containers that are not running are waiting.
@@ -72,7 +72,7 @@ pub(super) struct Progress {
     pub(super) changes: RuntimeChanges,
 }
 
-/// The pod's runtime state after a reconcile that began with the look `before` (none when it
+/// The pod's runtime state after actions taken from the look `before` (none when they
 /// failed or did not run) and made `changes`: `before` itself when nothing changed, the
 /// statuses of what it knew and started when it only started containers (one round trip, on
 /// the way to the status a watcher waits for), and a full look otherwise.

@@ -1,13 +1,16 @@
 //! One pod on this node: its actor ([`worker`]) and the level-triggered sync it runs
-//! ([`sync`]: it looks at the runtime with [`observe`], again after its changes as [`look`]
-//! decides, starts containers with [`start`] (pulling with the pod's [`credentials`]), stops
-//! them with [`kill`], runs [`hooks`], places its file work with [`file_work`], and stops
-//! part-way when the actor raises its [`interrupt`]); how its spec becomes runtime objects
-//! ([`spec`], [`volumes`]); and how its status is computed from what the runtime shows
-//! ([`status`], [`report`]). The pure parts it shares with the rest of the agent (labels,
-//! back-off, container kinds, the runtime view) live in `sergeant_core`.
+//! ([`sync`]: it looks at the runtime with [`observe`] — again after its changes as [`look`]
+//! decides — asks `sergeant_core::plan` what to do, with the probe `verdicts`, and carries
+//! the plan out (`execute`): a sandbox with its volumes (`sandbox`), containers started with
+//! [`start`] (pulling with the pod's [`credentials`]) and stopped with [`kill`], [`hooks`] run,
+//! file work placed with [`file_work`]; it stops part-way when the actor raises its
+//! [`interrupt`], and fails with a typed [`error`]); and how its status is computed from what
+//! the runtime shows ([`report`]). The pure parts it shares with the rest of the agent (labels,
+//! back-off, container kinds, the runtime view, the plan) live in `sergeant_core`.
 
 pub mod credentials;
+pub mod error;
+mod execute;
 pub mod file_work;
 pub mod hooks;
 pub mod http_get;
@@ -17,9 +20,11 @@ pub mod look;
 pub mod observe;
 pub mod probe;
 pub mod report;
+mod sandbox;
 pub mod start;
 pub mod sync;
 pub mod target;
 pub mod termination;
+mod verdicts;
 pub mod volume_events;
 pub mod worker;

@@ -7,8 +7,10 @@ use std::time::Instant;
 
 use sergeant_messages::pods::core::{Container, Pod};
 use sergeant_messages::runtime::cri;
+use sergeant_messages::runtime_error::RuntimeError;
 
 use super::credentials;
+use super::error::is_outage;
 use super::file_work::run_file_work;
 use super::hooks;
 use super::interrupt::{Interrupt, Interrupted};
@@ -49,43 +51,81 @@ pub struct StartRequest {
     pub objects: Arc<spec::PodObjects>,
 }
 
-/// Why a container was not started.
-#[derive(Debug)]
+/// Why a container was not started; each kind is the waiting reason its status gives, as
+/// upstream's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotStarted {
-    /// It waits, for this reason (reported in its status).
-    Waiting(Waiting),
+    /// Its image is not on the node and cannot be had now: `reason` is `ErrImagePull`,
+    /// `ImagePullBackOff` or `ErrImageNeverPull`.
+    #[error("{message}")]
+    Image {
+        /// The waiting reason.
+        reason: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// Its configuration cannot be made — a field of its spec, a refused subPath, its files on
+    /// the node: `CreateContainerConfigError`.
+    #[error("{0}")]
+    Config(String),
+    /// The runtime did not create it: `CreateContainerError`.
+    #[error(transparent)]
+    Create(RuntimeError),
+    /// The runtime did not start it: `RunContainerError`.
+    #[error(transparent)]
+    Run(RuntimeError),
+    /// Its postStart hook failed and it was stopped: `PostStartHookError`.
+    #[error("{0}")]
+    PostStartHook(String),
     /// The pod is being stopped: the start was abandoned between two steps.
-    Interrupted,
+    #[error(transparent)]
+    Interrupted(#[from] Interrupted),
 }
 
-impl From<Waiting> for NotStarted {
-    fn from(why: Waiting) -> Self {
-        Self::Waiting(why)
+impl NotStarted {
+    /// The waiting reason of the container's status; `None` for an interrupted start.
+    #[must_use]
+    pub fn reason(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::Image { reason, .. } => reason,
+            Self::Config(_) => "CreateContainerConfigError",
+            Self::Create(_) => "CreateContainerError",
+            Self::Run(_) => "RunContainerError",
+            Self::PostStartHook(_) => "PostStartHookError",
+            Self::Interrupted(_) => return None,
+        })
     }
-}
 
-impl From<Interrupted> for NotStarted {
-    fn from(_: Interrupted) -> Self {
-        Self::Interrupted
+    /// The runtime's failure when the runtime is out (unreachable, or past its deadline): the
+    /// container is not at fault then, and the pod's other starts would fail alike.
+    #[must_use]
+    pub fn outage(&self) -> Option<&RuntimeError> {
+        match self {
+            Self::Create(e) | Self::Run(e) if is_outage(e) => Some(e),
+            _ => None,
+        }
     }
-}
 
-/// Why `container` waits, reported as upstream's `Failed` event: the image errors by their
-/// reason, the others by their message, and a failed hook not at all (its output may hold
-/// secrets; it has its own event).
-fn waiting(container: &str, why: &str, message: impl Into<String>) -> Waiting {
-    let message = message.into();
-    let text = match why {
-        "ErrImagePull" | "ImagePullBackOff" | "ErrImageNeverPull" => Some(why),
-        "PostStartHookError" => None,
-        _ => Some(message.as_str()),
-    };
-    if let Some(text) = text {
-        container_event(container, Warning, reason::FAILED, format!("Error: {text}"));
-    }
-    Waiting {
-        reason: why.to_owned(),
-        message,
+    /// Reports the failure of `container` as upstream's `Failed` event — the image errors by
+    /// their reason, the others by their message, and a failed hook not at all (its output may
+    /// hold secrets; it has its own event) — and returns why it waits. `None` for an
+    /// interrupted start.
+    #[must_use]
+    pub fn report(&self, container: &str) -> Option<Waiting> {
+        let why = self.reason()?;
+        let message = self.to_string();
+        let text = match self {
+            Self::Image { .. } => Some(why),
+            Self::PostStartHook(_) => None,
+            _ => Some(message.as_str()),
+        };
+        if let Some(text) = text {
+            container_event(container, Warning, reason::FAILED, format!("Error: {text}"));
+        }
+        Some(Waiting {
+            reason: why.to_owned(),
+            message,
+        })
     }
 }
 
@@ -95,9 +135,7 @@ fn waiting(container: &str, why: &str, message: impl Into<String>) -> Waiting {
 /// waited for, and nothing is created or started.
 ///
 /// # Errors
-/// Why the container is waiting: `ErrImagePull`, `ImagePullBackOff`, `ErrImageNeverPull`,
-/// `CreateContainerConfigError`, `CreateContainerError`, `RunContainerError` or
-/// `PostStartHookError`, with the runtime's message; or [`NotStarted::Interrupted`].
+/// Why the container is not started ([`NotStarted`]: its waiting reason, or the interrupt).
 pub async fn start_container(
     port: &RuntimePort,
     node: &NodeContext,
@@ -113,7 +151,7 @@ pub async fn start_container(
     let image = interrupt.unless(ensure_image(port, pulls, &image, &request));
     let (image, files) = futures::join!(image, async { prepare_files(&request, node) });
     image??;
-    files.map_err(|e| waiting(name, "CreateContainerConfigError", e))?;
+    files.map_err(NotStarted::Config)?;
     let setup = spec::container_config(
         &request.pod,
         &request.container,
@@ -124,10 +162,10 @@ pub async fn start_container(
         request.pod_ips.first().map(String::as_str),
         &request.objects,
     )
-    .map_err(|e| waiting(name, "CreateContainerConfigError", e.to_string()))?;
+    .map_err(|e| NotStarted::Config(e.to_string()))?;
     bind_sub_paths(setup.sub_paths)
         .await
-        .map_err(|e| waiting(name, "CreateContainerConfigError", e))?;
+        .map_err(NotStarted::Config)?;
     interrupt.check()?;
     let created = port
         .call(cri::CreateContainerRequest {
@@ -136,7 +174,7 @@ pub async fn start_container(
             sandbox_config: Some(request.sandbox_config.clone()),
         })
         .await
-        .map_err(|e| waiting(name, "CreateContainerError", e.to_string()))?;
+        .map_err(NotStarted::Create)?;
     let container_id = created.container_id;
     container_event(
         name,
@@ -149,7 +187,7 @@ pub async fn start_container(
         container_id: container_id.clone(),
     })
     .await
-    .map_err(|e| waiting(name, "RunContainerError", e.to_string()))?;
+    .map_err(NotStarted::Run)?;
     tracing::info!(container = name, id = container_id, "container started");
     container_event(
         name,
@@ -180,7 +218,7 @@ pub async fn start_container(
                     timeout: 0,
                 })
                 .await;
-            return Err(waiting(name, "PostStartHookError", message).into());
+            return Err(NotStarted::PostStartHook(message));
         }
     }
     Ok(container_id)
@@ -231,7 +269,7 @@ async fn ensure_image(
     pulls: &mut Backoff,
     image: &str,
     request: &StartRequest,
-) -> Result<(), Waiting> {
+) -> Result<(), NotStarted> {
     let policy = request
         .container
         .image_pull_policy
@@ -251,7 +289,7 @@ async fn ensure_image(
             let message =
                 format!("Container image \"{image}\" is not present with pull policy of Never");
             container_event(name, Warning, reason::ERR_IMAGE_NEVER_PULL, message.clone());
-            return Err(waiting(name, "ErrImageNeverPull", message));
+            return Err(image_error("ErrImageNeverPull", message));
         }
         ("Never" | "IfNotPresent", true) => {
             let message = format!("Container image \"{image}\" already present on machine");
@@ -264,7 +302,7 @@ async fn ensure_image(
     if pulls.check(image, now).is_err() {
         let message = format!("Back-off pulling image \"{image}\"");
         container_event(name, Normal, reason::BACK_OFF, message.clone());
-        return Err(waiting(name, "ImagePullBackOff", message));
+        return Err(image_error("ImagePullBackOff", message));
     }
     container_event(
         name,
@@ -299,9 +337,13 @@ async fn ensure_image(
             pulls.restarted(image, std::time::Duration::ZERO, now, PULL_BACKOFF);
             let message = format!("Failed to pull image \"{image}\": {err}");
             container_event(name, Warning, reason::FAILED, message);
-            Err(waiting(name, "ErrImagePull", err))
+            Err(image_error("ErrImagePull", err))
         }
     }
+}
+
+fn image_error(reason: &'static str, message: String) -> NotStarted {
+    NotStarted::Image { reason, message }
 }
 
 /// The size of the image just pulled, for the Pulled event (0 if the runtime does not say).
@@ -320,5 +362,55 @@ fn image_spec(image: &str) -> cri::ImageSpec {
     cri::ImageSpec {
         image: image.to_owned(),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_is_its_upstream_waiting_reason_and_only_an_outage_is_the_runtimes() {
+        let outage = RuntimeError::Unavailable {
+            operation: "create_container",
+            message: "connection refused".to_owned(),
+        };
+        let refused = RuntimeError::InvalidArgument {
+            operation: "start_container",
+            message: "no such file".to_owned(),
+        };
+        let image = NotStarted::Image {
+            reason: "ImagePullBackOff",
+            message: "Back-off pulling image \"x\"".to_owned(),
+        };
+        let cases = [
+            (image, Some("ImagePullBackOff"), false),
+            (
+                NotStarted::Config("bad env".to_owned()),
+                Some("CreateContainerConfigError"),
+                false,
+            ),
+            (
+                NotStarted::Create(outage.clone()),
+                Some("CreateContainerError"),
+                true,
+            ),
+            (NotStarted::Run(refused), Some("RunContainerError"), false),
+            (
+                NotStarted::PostStartHook("exit 1".to_owned()),
+                Some("PostStartHookError"),
+                false,
+            ),
+            (NotStarted::Interrupted(Interrupted), None, false),
+        ];
+        for (failure, reason, is_outage) in cases {
+            assert_eq!(failure.reason(), reason, "{failure:?}");
+            assert_eq!(failure.outage().is_some(), is_outage, "{failure:?}");
+        }
+        assert_eq!(
+            NotStarted::Create(outage.clone()).to_string(),
+            outage.to_string(),
+            "the runtime's words are the message"
+        );
     }
 }

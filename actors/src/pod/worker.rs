@@ -1,32 +1,34 @@
 //! The pod actor (`pods/pod-supervisor/<uid>`): owns one pod on the node and keeps the runtime in
-//! line with its spec. PLEG events, back-off timers, spec changes ([`UpdatePod`]) and a
-//! periodic resync only trigger a sync; each sync compares the whole spec with the whole
-//! runtime state. Once the actor decides to stop the pod (terminate it, or stop it past its
-//! deadline) it raises its [`Interrupter`], and the sync under way stops at its next check.
-//! Its status reports are made in `reporting`.
+//! line with its spec. PLEG events, back-off timers, spec changes ([`UpdatePod`]), probe
+//! verdicts ([`ProbeResult`]) and a periodic resync only trigger a sync; each sync plans from
+//! the whole spec and the whole runtime state, then acts. Once the actor decides to stop the
+//! pod (terminate it, or stop it past its deadline) it raises its [`Interrupter`], and the sync
+//! under way stops at its next check. Its status reports are made in `reporting`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use actix::{
-    Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, Message, ResponseFuture,
-    SpawnHandle, WrapFuture,
+    Actor, ActorContext, ActorFutureExt, ActorStreamExt, AsyncContext, Context,
+    ContextFutureSpawner, Handler, Message, ResponseFuture, SpawnHandle, WrapFuture,
 };
+use futures::channel::mpsc;
 use futures::FutureExt;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::PodKey;
 use sergeant_messages::supervision::{GetTree, TreeNode};
-use tokio::sync::oneshot;
 
 use super::interrupt::{Interrupted, Interrupter};
-use super::kill::{kill_container, kill_pod, pod_grace, stop_pod};
+use super::kill::{kill_pod, stop_pod};
 use super::look::Look;
-use super::probe::{ProbeDeps, ProbeKind, ProbeResult, ProbeSet};
+use super::probe::{ProbeDeps, ProbeResult, ProbeSet};
 use super::sync::{sync, SyncInput, SyncOutcome};
+use super::verdicts;
 use crate::events::EventSink;
 use crate::pod_manager::{PodManager, PodTerminated};
 use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
+use sergeant_core::plan::ProbeVerdicts;
 use sergeant_core::spec::NodeContext;
 use sergeant_kube_api::TokenCache;
 use sergeant_supervisor::{failpoint, ChildEnv, ChildRef, RestartPolicy};
@@ -90,6 +92,8 @@ pub struct PodWorker {
     stopped: bool,
     /// The probe workers of the running containers, and their verdicts.
     probes: ProbeSet,
+    /// The liveness and startup verdicts the plan acts on, by container instance.
+    verdicts: ProbeVerdicts,
     /// Raised once the pod is to be stopped; every sync holds its other end.
     interrupter: Interrupter,
     busy: bool,
@@ -121,6 +125,7 @@ impl PodWorker {
             failure: None,
             stopped: false,
             probes,
+            verdicts: ProbeVerdicts::default(),
             interrupter: Interrupter::new(),
             busy: false,
             again: false,
@@ -133,6 +138,12 @@ impl PodWorker {
     pub fn terminating(mut self, grace: Option<Duration>) -> Self {
         self.terminating = Some(grace);
         self
+    }
+
+    /// Stops every probe worker and forgets the verdicts (the pod is stopping).
+    fn clear_probes(&mut self) {
+        self.probes.clear();
+        self.verdicts = ProbeVerdicts::default();
     }
 
     /// Starts a sync now, or right after the one running. A pod past its deadline is to be
@@ -190,7 +201,7 @@ impl PodWorker {
     /// Stops every container and the sandbox of a pod that failed as a whole, then syncs,
     /// which now only reports.
     fn stop(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
-        self.probes.clear();
+        self.clear_probes();
         let port = self.deps.port.clone();
         let uid = self.key.uid.clone();
         let events = self.deps.events.for_pod(&pod);
@@ -218,25 +229,24 @@ impl PodWorker {
             restarts: self.restarts.clone(),
             pulls: self.pulls.clone(),
             restart_policy: self.deps.restart_policy,
+            probes: self.verdicts.clone(),
             halted,
             api: self.deps.api.clone(),
             tokens: self.tokens.clone(),
             interrupt: self.interrupter.interrupt(),
-            first_look: None,
+            looks: None,
         }
     }
 
     fn sync(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
         let mut input = self.sync_input(&pod, self.failure.is_some());
-        let (first_look, looked) = oneshot::channel();
-        input.first_look = Some(first_look);
-        let first_pod = Arc::clone(&pod);
-        ctx.spawn(looked.into_actor(self).map(move |first, act, _| {
-            // None when the sync failed before it looked.
-            if let Ok((runtime, begun)) = first {
-                act.report_runtime(&first_pod, runtime, begun);
-            }
-        }));
+        let (looks, looked) = mpsc::unbounded();
+        input.looks = Some(looks);
+        let looked_pod = Arc::clone(&pod);
+        actix::fut::wrap_stream::<_, Self>(looked)
+            .map(move |(runtime, begun), act, _| act.report_runtime(&looked_pod, runtime, begun))
+            .finish()
+            .spawn(ctx);
         let events = self.deps.events.for_pod(&pod);
         ctx.spawn(
             time_in_runtime(events.scope(sync(input)))
@@ -265,7 +275,9 @@ impl PodWorker {
         self.pulls = outcome.pulls.clone();
         self.tokens = outcome.tokens.clone();
         if let Some(error) = &outcome.error {
-            tracing::warn!(pod = %self.key, "sync failed: {error}");
+            tracing::warn!(pod = %self.key, cause = error.cause(), "sync failed: {error}");
+            metrics::counter!("sergeant_pod_sync_failures_total", "cause" => error.cause())
+                .increment(1);
         }
         let events = self.deps.events.for_pod(pod);
         for (container, _) in outcome
@@ -287,6 +299,7 @@ impl PodWorker {
                 };
                 self.probes.reconcile(pod, &look.runtime, &deps);
             }
+            verdicts::forget_gone(&mut self.verdicts, &look.runtime);
             self.report(pod, look);
         }
         let next = outcome.next_sync.map_or(RESYNC_PERIOD, |at| {
@@ -310,7 +323,7 @@ impl PodWorker {
         pod: Option<Arc<Pod>>,
         ctx: &mut Context<Self>,
     ) {
-        self.probes.clear();
+        self.clear_probes();
         let port = self.deps.port.clone();
         let node = Arc::clone(&self.deps.node);
         let uid = self.key.uid.clone();
@@ -446,47 +459,15 @@ impl Handler<TerminatePod> for PodWorker {
 impl Handler<ProbeResult> for PodWorker {
     type Result = ();
 
-    /// A probe's verdict changed: a failed liveness or startup probe kills the container (the
-    /// sync restarts it per the restart policy); any change re-syncs, which updates readiness.
+    /// A probe's verdict changed: a sync acts on it — its plan kills a container that failed
+    /// its liveness or startup probe (and restarts it per the restart policy), and its report
+    /// carries the readiness.
     fn handle(&mut self, result: ProbeResult, ctx: &mut Context<Self>) {
         if !self.probes.record(&result) {
             return;
         }
-        let kills = result.success == Some(false)
-            && matches!(result.kind, ProbeKind::Liveness | ProbeKind::Startup);
-        let Some(pod) = self
-            .pod
-            .clone()
-            .filter(|_| kills && self.terminating.is_none())
-        else {
-            return self.trigger(ctx);
-        };
-        let why = format!(
-            "Container {} failed {} probe, will be restarted",
-            result.container,
-            result.kind.name().to_lowercase()
-        );
-        tracing::info!(
-            container = result.container,
-            "{why}: {}",
-            result.message.trim()
-        );
-        let grace = kill_grace(&pod, &result);
-        let (port, uid) = (self.deps.port.clone(), self.key.uid.clone());
-        let id = result.container_id.clone();
-        let events = self.deps.events.for_pod(&pod);
-        let work = async move { kill_container(&port, &uid, &id, &pod, grace, &why).await };
-        ctx.spawn(
-            events
-                .scope(work)
-                .into_actor(self)
-                .map(move |outcome, act, ctx| {
-                    if let Err(error) = outcome {
-                        tracing::warn!(container = result.container, "killing failed: {error}");
-                    }
-                    act.trigger(ctx);
-                }),
-        );
+        verdicts::take(&mut self.verdicts, &result);
+        self.trigger(ctx);
     }
 }
 
@@ -497,24 +478,4 @@ impl Handler<GetTree> for PodWorker {
     fn handle(&mut self, _: GetTree, _: &mut Context<Self>) -> Self::Result {
         Box::pin(self.probes.tree())
     }
-}
-
-/// The grace period of a probe kill: the probe's own `terminationGracePeriodSeconds`, else the
-/// pod's, else 30 s.
-fn kill_grace(pod: &Pod, result: &ProbeResult) -> Duration {
-    let spec = pod.spec.as_ref();
-    let probe_grace = spec
-        .into_iter()
-        .flat_map(|s| {
-            s.containers
-                .iter()
-                .chain(s.init_containers.iter().flatten())
-        })
-        .find(|c| c.name == result.container)
-        .and_then(|c| result.kind.of(c))
-        .and_then(|p| p.termination_grace_period_seconds);
-    probe_grace.map_or_else(
-        || pod_grace(pod),
-        |seconds| Duration::from_secs(u64::try_from(seconds).unwrap_or(0)),
-    )
 }

@@ -68,6 +68,7 @@ fn init(
         _ => {
             if observed.state() == cri::ContainerState::ContainerUnknown {
                 kill(
+                    input,
                     observed,
                     container,
                     ContainerKind::Init,
@@ -114,8 +115,10 @@ fn sidecar(
             };
             if let Some(reason) = reason {
                 // Sidecars restart whatever the pod's policy.
-                kill(observed, container, kind, reason, true, actions);
-                start_or_wait(input, container, kind, None, actions);
+                kill(input, observed, container, kind, reason, true, actions);
+                // A probe kill counts for the back-off; a new definition starts afresh.
+                let ended = (reason != KillReason::DefinitionChanged).then_some(observed);
+                start_or_wait(input, container, kind, ended, actions);
                 return false;
             }
             container.startup_probe.is_none() || input.probes.started.contains(id)
@@ -128,6 +131,7 @@ fn sidecar(
         _ => {
             if has_stopped(observed) && observed.state() == cri::ContainerState::ContainerUnknown {
                 kill(
+                    input,
                     observed,
                     container,
                     kind,

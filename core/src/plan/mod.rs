@@ -14,7 +14,9 @@
 //!   probe; regular containers start when every init container is done ([`init`], [`regular`]);
 //! - a running container whose definition changed is replaced whatever the restart policy; one
 //!   that failed its liveness or startup probe is killed, and started again unless the pod's
-//!   policy is `Never`; an exited one is restarted as the policy says, after its back-off;
+//!   policy is `Never` — after its back-off, as a restart after an exit: a probe that keeps
+//!   failing backs off as a crash loop does; an exited one is restarted as the policy says,
+//!   after its back-off;
 //! - when no regular container runs or will run, the pod is done and killed (its sidecars too).
 
 mod init;
@@ -33,6 +35,8 @@ use crate::backoff::{Backoff, BackoffPolicy};
 use crate::kind::ContainerKind;
 use crate::runtime::PodRuntime;
 
+/// Why a container is not running and not being started, as its status will say.
+pub use crate::status::Waiting;
 pub use sandbox::SandboxReason;
 pub use step::backoff_key;
 
@@ -105,6 +109,8 @@ pub struct ContainerKill {
     pub reason: KillReason,
     /// What the Killing event says.
     pub message: String,
+    /// How long it is given to stop (its preStop hook included).
+    pub grace: Duration,
 }
 
 /// One container to start.
@@ -127,15 +133,6 @@ pub struct Restart {
     pub key: String,
     /// How long the exited instance ran.
     pub ran_for: Duration,
-}
-
-/// Why a container is not running and not being started, as its status will say.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Waiting {
-    /// The status reason (`CrashLoopBackOff`, `ContainerCreating`, …).
-    pub reason: String,
-    /// The status message.
-    pub message: String,
 }
 
 /// A sandbox to create.
@@ -167,10 +164,8 @@ pub struct PodActions {
     /// Containers waiting for their back-off, with the reason their status gives.
     pub waiting: BTreeMap<String, Waiting>,
     /// The back-off after this plan looked at the runtime (resumed from restart counts for
-    /// containers the actor had no record of).
+    /// containers the actor had no record of); its next expiry is when the next sync is due.
     pub restarts: Backoff,
-    /// When a back-off ends, so the next sync is due.
-    pub next_sync: Option<Instant>,
 }
 
 impl PodActions {
@@ -201,6 +196,5 @@ pub fn plan(input: &PlanInput<'_>) -> PodActions {
         }
         sandbox::Decision::Create(create) => sandbox::plan_fresh(input, create, &mut actions),
     }
-    actions.next_sync = actions.restarts.next_expiry(input.now);
     actions
 }

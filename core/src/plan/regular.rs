@@ -35,6 +35,7 @@ pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodAct
                 let failed = input.probes.failed.get(&observed.status.id);
                 if definition_changed(observed, container) {
                     kill(
+                        input,
                         observed,
                         container,
                         kind,
@@ -49,9 +50,9 @@ pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodAct
                         FailedProbe::Startup => KillReason::Startup,
                     };
                     let restart = policy != RestartPolicy::Never;
-                    kill(observed, container, kind, reason, restart, actions);
+                    kill(input, observed, container, kind, reason, restart, actions);
                     if restart {
-                        start_or_wait(input, container, kind, None, actions);
+                        start_or_wait(input, container, kind, Some(observed), actions);
                     }
                 } else {
                     kept += 1;
@@ -64,6 +65,7 @@ pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodAct
             cri::ContainerState::ContainerUnknown => {
                 let restart = restarts_after(policy, observed.status.exit_code);
                 kill(
+                    input,
                     observed,
                     container,
                     kind,

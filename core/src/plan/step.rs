@@ -12,6 +12,9 @@ use crate::kind::ContainerKind;
 use crate::runtime::ObservedContainer;
 use crate::time::go_duration;
 
+/// The grace period of a pod that names none, as the API's default.
+const DEFAULT_GRACE_SECONDS: i64 = 30;
+
 /// The pod's `restartPolicy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum RestartPolicy {
@@ -64,8 +67,10 @@ pub(super) fn has_stopped(observed: &ObservedContainer) -> bool {
     )
 }
 
-/// Starts `container` now — or, when its newest instance `previous` exited and its back-off has
-/// not run out, records why it waits.
+/// Starts `container` now — or, when the instance `previous` ended (it exited, or is being
+/// killed for a failed liveness or startup probe) and the back-off has not run out, records
+/// why it waits. A restart after a probe kill counts for the back-off as one after a crash, so
+/// a probe that keeps failing backs off as upstream's does.
 pub(super) fn start_or_wait(
     input: &PlanInput<'_>,
     container: &Container,
@@ -78,7 +83,8 @@ pub(super) fn start_or_wait(
         .runtime
         .latest_anywhere(name)
         .map_or(0, |c| c.restart_count().saturating_add(1));
-    let exited = previous.filter(|p| has_stopped(p));
+    let exited =
+        previous.filter(|p| has_stopped(p) || input.probes.failed.contains_key(&p.status.id));
     let after_exit = exited.map(|exited| {
         let key = backoff_key(container);
         if !definition_changed(exited, container) {
@@ -92,7 +98,7 @@ pub(super) fn start_or_wait(
         }
         Restart {
             key,
-            ran_for: ran_for(exited),
+            ran_for: ran_for(input, exited),
         }
     });
     if let Some(restart) = &after_exit {
@@ -121,8 +127,10 @@ pub(super) fn start_or_wait(
 }
 
 /// Kills the running `observed` instance of `container` for `reason`; `restart` says whether
-/// it is started again (the message says so, as upstream's Killing event does).
+/// it is started again (the message of a regular container says so, as upstream's Killing
+/// event does; an init container's never does).
 pub(super) fn kill(
+    input: &PlanInput<'_>,
     observed: &ObservedContainer,
     container: &Container,
     kind: ContainerKind,
@@ -131,18 +139,20 @@ pub(super) fn kill(
     actions: &mut PodActions,
 ) {
     let name = &container.name;
-    let mut message = match (reason, kind) {
-        (KillReason::DefinitionChanged, ContainerKind::Regular) => {
-            format!("Container {name} definition changed")
-        }
-        (KillReason::DefinitionChanged, _) => format!("Init container {name} definition changed"),
-        (KillReason::Liveness, _) => format!("Container {name} failed liveness probe"),
-        (KillReason::Startup, _) => format!("Container {name} failed startup probe"),
-        (KillReason::UnknownState, _) => {
-            "Container is in unknown state, try killing it before restart".to_owned()
+    let kind_word = match kind {
+        ContainerKind::Regular => "Container",
+        ContainerKind::Init | ContainerKind::Sidecar => "Init container",
+    };
+    let what = format!("{kind_word} {name}");
+    let mut message = match reason {
+        KillReason::DefinitionChanged => format!("{what} definition changed"),
+        KillReason::Liveness => format!("{what} failed liveness probe"),
+        KillReason::Startup => format!("{what} failed startup probe"),
+        KillReason::UnknownState => {
+            format!("{kind_word} is in \"unknown\" state, try killing it before restart")
         }
     };
-    if restart && reason != KillReason::UnknownState {
+    if restart && kind == ContainerKind::Regular && reason != KillReason::UnknownState {
         message.push_str(", will be restarted");
     }
     actions.kill.push(ContainerKill {
@@ -150,15 +160,39 @@ pub(super) fn kill(
         name: name.clone(),
         reason,
         message,
+        grace: kill_grace(input.pod, container, reason),
     });
 }
 
-/// How long the instance ran before it exited (zero when the runtime's times make no sense).
-fn ran_for(exited: &ObservedContainer) -> Duration {
-    let nanos = exited
-        .status
+/// The grace period of a container kill, as upstream: the failed probe's own
+/// `terminationGracePeriodSeconds`, else the pod's, else 30 s.
+fn kill_grace(pod: &Pod, container: &Container, reason: KillReason) -> Duration {
+    let probe = match reason {
+        KillReason::Liveness => container.liveness_probe.as_ref(),
+        KillReason::Startup => container.startup_probe.as_ref(),
+        KillReason::DefinitionChanged | KillReason::UnknownState => None,
+    };
+    let seconds = probe
+        .and_then(|p| p.termination_grace_period_seconds)
+        .or_else(|| {
+            pod.spec
+                .as_ref()
+                .and_then(|s| s.termination_grace_period_seconds)
+        })
+        .unwrap_or(DEFAULT_GRACE_SECONDS);
+    Duration::from_secs(u64::try_from(seconds).unwrap_or(0))
+}
+
+/// How long the instance ran: until it exited, or until now for one being killed (zero when
+/// the runtime's times make no sense).
+fn ran_for(input: &PlanInput<'_>, ended: &ObservedContainer) -> Duration {
+    let status = &ended.status;
+    if status.finished_at == 0 {
+        return age(input, status.started_at);
+    }
+    let nanos = status
         .finished_at
-        .checked_sub(exited.status.started_at)
+        .checked_sub(status.started_at)
         .and_then(|n| u64::try_from(n).ok())
         .unwrap_or(0);
     Duration::from_nanos(nanos)

@@ -736,7 +736,10 @@ fn crash_loops_wait_out_their_back_off() {
         why.message,
         "back-off 5m0s restarting failed container=a pod=web_default(uid-1)"
     );
-    assert!(waiting.next_sync.is_some(), "a sync is due when it ends");
+    assert!(
+        waiting.restarts.next_expiry(Instant::now()).is_some(),
+        "a sync is due when it ends"
+    );
 }
 
 #[test]
@@ -769,7 +772,108 @@ fn restarts_record_what_the_back_off_needs() {
         killed.kill[0].message,
         "Container a failed liveness probe, will be restarted"
     );
-    assert_eq!(killed.start[0].after_exit, None, "a kill is no crash");
+    let probe_kill = killed.start[0]
+        .after_exit
+        .as_ref()
+        .expect("a probe kill counts for the back-off");
+    assert_eq!(
+        probe_kill.ran_for,
+        Duration::from_secs(60),
+        "it ran from its start until now"
+    );
+    let replaced = ready(World::new(two("Always")))
+        .instance("a", "s1", S::Running, 0, "0000000000000000")
+        .container("b", "s1", S::Running)
+        .plan();
+    assert_eq!(
+        replaced.start[0].after_exit, None,
+        "a new definition is no crash"
+    );
+}
+
+#[test]
+fn a_probe_that_keeps_failing_backs_off_as_a_crash_loop() {
+    // Restart 6 of the same spec: a 5 min back-off, counted from its start a minute ago.
+    let probed = |probe| {
+        let mut world = ready(World::new(two("Always"))).container("b", "s1", S::Running);
+        let hash = container_hash(spec_of(&world.pod, "a"));
+        world = world.instance("a", "s1", S::Running, 6, &hash);
+        world.failed_probe("a", probe)
+    };
+    check(vec![
+        (
+            "liveness: killed, then waits",
+            probed(FailedProbe::Liveness),
+            Said {
+                kill: vec![("a".into(), KillReason::Liveness)],
+                ..waits(&["a"])
+            },
+        ),
+        (
+            "startup: killed, then waits",
+            probed(FailedProbe::Startup),
+            Said {
+                kill: vec![("a".into(), KillReason::Startup)],
+                ..waits(&["a"])
+            },
+        ),
+    ]);
+}
+
+#[test]
+fn kills_say_why_and_take_the_grace_period_upstream_gives() {
+    let mut app = container("a");
+    app.liveness_probe = Some(Probe {
+        termination_grace_period_seconds: Some(3),
+        ..Probe::default()
+    });
+    let mut sidecar_spec = sidecar("proxy");
+    sidecar_spec.startup_probe = Some(Probe::default());
+    let mut p = pod("Always", vec![sidecar_spec], vec![app, container("b")]);
+    p.spec.as_mut().unwrap().termination_grace_period_seconds = Some(7);
+    let world = ready(World::new(p))
+        .container("proxy", "s1", S::Running)
+        .startup_passed("proxy")
+        .container("a", "s1", S::Running)
+        .container("b", "s1", S::Unknown)
+        .failed_probe("a", FailedProbe::Liveness);
+    let kills: Vec<(String, String, Duration)> = world
+        .plan()
+        .kill
+        .into_iter()
+        .map(|k| (k.name, k.message, k.grace))
+        .collect();
+    assert_eq!(
+        kills,
+        vec![
+            (
+                "a".into(),
+                "Container a failed liveness probe, will be restarted".into(),
+                Duration::from_secs(3)
+            ),
+            (
+                "b".into(),
+                "Container is in \"unknown\" state, try killing it before restart".into(),
+                Duration::from_secs(7)
+            ),
+        ]
+    );
+    let changed = ready(World::new(pod(
+        "Never",
+        vec![sidecar("proxy")],
+        vec![container("a")],
+    )))
+    .instance("proxy", "s1", S::Running, 0, "0000000000000000")
+    .container("a", "s1", S::Running)
+    .plan();
+    assert_eq!(
+        (changed.kill[0].message.as_str(), changed.kill[0].grace),
+        (
+            "Init container proxy definition changed",
+            Duration::from_secs(30)
+        ),
+        "as upstream, an init container's kill says nothing of a restart"
+    );
 }
 
 #[test]
