@@ -20,8 +20,12 @@
 # layer each, so the registry stores them once:
 #   busybox layer    static busybox with every applet (deploy/node-env, make_busybox_rootfs)
 #   tools layer      Debian's bash, curl and netcat-openbsd (UDP), with the shared libraries they
-#                    link, and agnhost's files: TLS pair, /uploads, users, the fake registry's
-#                    content (/var/registry/pause, tag "testing")
+#                    link, dash as /bin/sh, and agnhost's files: TLS pair, /uploads, users, the
+#                    fake registry's content (/var/registry/pause, tag "testing")
+# Debian's busybox sh runs its own applet for any command an applet is named after (`nc` is
+# busybox's, without -u, whatever PATH says): images whose specs call non-busybox tools through
+# `sh -c` get dash as /bin/sh, as Debian (glibc-dns-testing) has it; alpine's sh, upstream
+# agnhost's, follows PATH too.
 #   agnhost layer    agnhost of the pinned release (built by build.sh), /agnhost-2 link
 #
 # Prints: CONFORMANCE_REGISTRY=ADDR  KUBE_TEST_REPO_LIST=FILE  SANDBOX_IMAGE=REF
@@ -44,8 +48,8 @@ storage="$cache/registry"
 run_dir=${CONFORMANCE_RUN_DIR:-/run/sergeant-conformance}
 reg_dir="$run_dir/registry"
 repo_list="$cache/repo-list.yaml"
-host_tools=(/usr/bin/bash /usr/bin/curl /usr/bin/nc.openbsd)
-host_packages=(bash curl netcat-openbsd docker-registry skopeo gcc libc6-dev busybox-static hostname)
+host_tools=(/usr/bin/bash /usr/bin/dash /usr/bin/curl /usr/bin/nc.openbsd)
+host_packages=(bash dash curl netcat-openbsd docker-registry skopeo gcc libc6-dev busybox-static hostname)
 
 log() { echo "conformance images: $*" >&2; }
 
@@ -119,7 +123,8 @@ http:
   addr: $registry
 EOF
     log "starting the registry on $registry (storage $storage)"
-    setsid docker-registry serve "$reg_dir/config.yml" </dev/null >>"$reg_dir/registry.log" 2>&1 9>&- &
+    # 8>&- 9>&-: the daemon must not inherit the locks of this script or node-env.sh.
+    setsid docker-registry serve "$reg_dir/config.yml" </dev/null >>"$reg_dir/registry.log" 2>&1 8>&- 9>&- &
     pid=$!
     echo "$pid" >"$reg_dir/registry.pid"
     wait_for 60 "$pid" "the registry to answer on $registry" reg_answers ||
@@ -173,6 +178,7 @@ make_busybox_etc_rootfs() {
 # registry's content.
 make_tools_rootfs() {
     local rootfs=$1 pause_layout=$2 k8s=$3
+    copy_with_libs "$rootfs" /usr/bin/dash /bin/sh
     copy_with_libs "$rootfs" /usr/bin/bash /bin/bash
     copy_with_libs "$rootfs" /usr/bin/curl /usr/bin/curl
     copy_with_libs "$rootfs" /usr/bin/nc.openbsd /usr/bin/nc
@@ -281,6 +287,7 @@ make_kitten_rootfs() {
 # resolves through glibc and /etc/hosts, on the busybox layer.
 make_glibc_rootfs() {
     local rootfs=$1
+    copy_with_libs "$rootfs" /usr/bin/dash /bin/sh
     copy_with_libs "$rootfs" /bin/hostname /usr/bin/hostname
     mkdir -p "$rootfs/etc"
     printf '%s\n' 'passwd: files' 'group: files' 'hosts: files dns' >"$rootfs/etc/nsswitch.conf"

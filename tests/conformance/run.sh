@@ -17,10 +17,11 @@
 #   --procs N       parallel ginkgo processes (default 4; [Serial] specs still run alone)
 #   --spec-timeout  deadline of each spec node's context (default 30m, e2e.test's flag)
 #
-# The skip list is skips.txt (one regex a line, each with its reason). The suite's image-pull
-# specs start a fake registry on host port 5000; when something else listens there (the node
-# environment's registry of deploy/node-env), those specs are skipped for this run and the
-# summary says so.
+# The skip list is skips.txt (a regex a line, each with its reason; some apply only when a probe
+# finds the machine lacking). The suite's image-pull specs start a fake registry on host port
+# 5000: the conformance images come from 127.0.0.1:5100, and when something else listens on
+# 5000 (deploy/node-env's registry) those specs are skipped for this run, and the summary says
+# so with the listener it found.
 #
 # Output: the report dir $CONFORMANCE_STATE_DIR/reports/<UTC time>/ (the framework's
 # junit_01.xml, ginkgo's report.json, e2e.log,
@@ -196,21 +197,43 @@ phase "sergeant Ready" "$t"
 
 # --- skips --------------------------------------------------------------------------------
 
-skips=()
+# probe_lacks NAME: succeeds (with a finding on stdout) when the machine lacks what NAME checks.
+probe_lacks() {
+    case "$1" in
+    port5000-busy)
+        local who
+        who=$(ss -Hltnp 'sport = :5000' | awk '{ print $4, $6 }' | head -n 1)
+        [ -n "$who" ] && echo "host port 5000 was in use: $who"
+        ;;
+    no-dummy-link)
+        local err
+        if err=$(ip link add sgtconfprobe0 type dummy 2>&1); then
+            ip link del sgtconfprobe0
+            return 1
+        fi
+        echo "ip link add ... type dummy: $err"
+        ;;
+    *) die "skips.txt names an unknown probe '$1'" ;;
+    esac
+}
+
+# The skips of this run, as REGEX<TAB>REASON lines, for ginkgo and for summarize.py.
+applied_skips="$report/skips-applied.txt"
+: >"$applied_skips"
 while IFS= read -r line; do
     case "$line" in '' | '#'*) continue ;; esac
-    skips+=("${line%%	*}")
+    if [ "${line#@}" != "$line" ]; then
+        probe=${line%%	*}; probe=${probe#@}
+        rest=${line#*	}
+        if finding=$(probe_lacks "$probe"); then
+            log "skip for this run ($probe): $finding"
+            printf '%s (%s)\n' "$rest" "$finding" >>"$applied_skips"
+        fi
+    else
+        printf '%s\n' "$line" >>"$applied_skips"
+    fi
 done <"$here/skips.txt"
-port5000_note=""
-port5000_skip='Container Runtime blackbox test when running a container with a new image'
-extra_skip=()
-if ss -Hltn 'sport = :5000' | grep -q .; then
-    port5000_note="host port 5000 was in use ($(ss -Hltnp 'sport = :5000' | awk '{ print $4, $6 }' | head -n 1)), so the image-pull specs that start a fake registry there were skipped"
-    log "warning: $port5000_note"
-    skips+=("$port5000_skip")
-    extra_skip=(--extra-skip "$port5000_skip" "their fake registry needs host port 5000, which was in use")
-fi
-skip_regex=$(IFS='|'; echo "${skips[*]}")
+skip_regex=$(cut -f1 "$applied_skips" | paste -sd'|')
 
 # --- the suite ----------------------------------------------------------------------------
 
@@ -223,7 +246,7 @@ set +e
         "$bin/ginkgo" --procs="$procs" --timeout=12h --no-color --output-dir="$report" \
             --json-report=report.json \
             --poll-progress-after=10m --poll-progress-interval=5m \
-            --focus="$focus" --skip="$skip_regex" \
+            --focus="$focus" ${skip_regex:+--skip="$skip_regex"} \
             "$bin/e2e.test" -- \
             --kubeconfig="$KUBECONFIG_ADMIN" --provider=local --report-dir="$report" \
             --kube-test-repo-list="$KUBE_TEST_REPO_LIST" --spec-timeout="$spec_timeout" \
@@ -240,7 +263,7 @@ phase "suite (rc $suite_rc)" "$t"
 if [ "$full" = 1 ]; then out="$here/results/latest"; else out="$here/results/last-focused"; fi
 mkdir -p "$here/results"
 python3 "$here/summarize.py" --report "$report/report.json" --out "$out" \
-    --focus "$focus" --skips "$here/skips.txt" --note "$port5000_note" "${extra_skip[@]}" \
+    --focus "$focus" --skips "$applied_skips" \
     --kubernetes "$("$bin/e2e.test" --version 2>/dev/null | head -n 1)" \
     --wall "$((SECONDS - t_start))" --phases "$(IFS=';'; echo "${phase_times[*]}")" \
     --sergeant "$(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo unknown)" ||

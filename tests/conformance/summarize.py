@@ -40,7 +40,7 @@ def first_lines(text, count=3, width=400):
 
 
 def load_skip_list(path):
-    """[(regex, reason)] from skips.txt: REGEX<TAB>REASON lines, '#' comments."""
+    """[(regex, reason)] from the run's applied skips: REGEX<TAB>REASON lines, '#' comments."""
     entries = []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
@@ -54,12 +54,10 @@ def load_skip_list(path):
     return entries
 
 
-def classify(specs, focus, skip_list, extra_skip):
+def classify(specs, focus, skip_list):
     """Buckets of the focused specs: passed, failed, listed (skip list), skipped (at run time)."""
     focus_re = re.compile(focus)
     rules = [(re.compile(r), reason) for r, reason in skip_list]
-    if extra_skip:
-        rules.append((re.compile(extra_skip[0]), extra_skip[1]))
     result = {"passed": [], "failed": [], "listed": [], "skipped": []}
     for spec in specs:
         if spec.get("LeafNodeType") != "It":
@@ -123,8 +121,6 @@ def write_markdown(path, summary):
         f"- specs selected: {n['selected']}: **{n['passed']} passed, {n['failed']} failed**, "
         f"{n['listed']} skipped by the skip list, {n['skipped']} skipped by the spec itself",
     ]
-    if summary["note"]:
-        out.append(f"- note: {summary['note']}")
     out += ["", "## By area", "", "| area | passed | failed | skip list | skipped at run time |",
             "|---|---:|---:|---:|---:|"]
     for area, c in summary["areas"].items():
@@ -148,10 +144,7 @@ def main():
     ap.add_argument("--report", required=True, help="ginkgo's JSON report")
     ap.add_argument("--out", required=True, help="output path without extension")
     ap.add_argument("--focus", required=True)
-    ap.add_argument("--skips", required=True, help="skips.txt")
-    ap.add_argument("--note", default="")
-    ap.add_argument("--extra-skip", nargs=2, metavar=("REGEX", "REASON"),
-                    help="a skip run.sh added for this run")
+    ap.add_argument("--skips", required=True, help="the skips run.sh applied (REGEX<TAB>REASON)")
     ap.add_argument("--wall", type=int, default=0, help="wall seconds of the whole run")
     ap.add_argument("--phases", default="")
     ap.add_argument("--sergeant", default="unknown", help="sergeant's commit")
@@ -161,7 +154,7 @@ def main():
     with open(args.report, encoding="utf-8") as f:
         suites = json.load(f)
     specs = [s for suite in suites for s in (suite.get("SpecReports") or [])]
-    result = classify(specs, args.focus, load_skip_list(args.skips), args.extra_skip)
+    result = classify(specs, args.focus, load_skip_list(args.skips))
     version = next((s.get("SuiteDescription") for s in suites), "")
     numbers = {k: len(v) for k, v in result.items()}
     numbers["selected"] = sum(numbers.values())
@@ -173,7 +166,6 @@ def main():
         focus=args.focus,
         wall_seconds=args.wall,
         phases=args.phases,
-        note=args.note,
         numbers=numbers,
         areas=by_area(result),
         failed=result["failed"],
