@@ -310,9 +310,10 @@ push() {
 inputs_hash() {
     local bin=$1 k8s=$2
     {
-        sha256sum "${BASH_SOURCE[0]}" "$build_image" "$repo/deploy/node-env/pause.c" \
+        # Contents only: the same inputs hash alike whatever path the script was called by.
+        cat "${BASH_SOURCE[0]}" "$build_image" "$repo/deploy/node-env/pause.c" \
             "$(command -v busybox)" "$bin/agnhost" "$bin/nnp" "${host_tools[@]}" /bin/hostname \
-            "$k8s"/test/images/agnhost/porter/localhost.* "$k8s"/test/images/kitten/html/*
+            "$k8s"/test/images/agnhost/porter/localhost.* "$k8s"/test/images/kitten/html/* | sha256sum
         declare -f make_busybox_rootfs make_pause_rootfs
         image_refs
         gcc --version | head -n 1

@@ -31,8 +31,9 @@
 #
 # Env: CONFORMANCE_RUN_DIR (/run/sergeant-conformance), CONFORMANCE_STATE_DIR
 # (/var/lib/sergeant-conformance), CONFORMANCE_REGISTRY (127.0.0.1:5100), CONFORMANCE_PORT_BASE
-# (17000: apiserver +443, etcd +379/+380, controller-manager +257, scheduler +259, kubelet API
-# +250, healthz +248), CARGO_TARGET_DIR, CONFORMANCE_SERGEANT (a sergeant binary to use as is).
+# (17000: apiserver +443, etcd +379/+380, controller-manager +257, scheduler +259, healthz +248,
+# the kubelet API +250 when 10250 is taken), CONFORMANCE_KUBELET_PORT, CARGO_TARGET_DIR,
+# CONFORMANCE_SERGEANT (a sergeant binary to use as is).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,7 +42,7 @@ node_env="$repo/deploy/node-env/node-env.sh"
 cp_dir="$repo/tests/control-plane"
 
 # One or two specs per area, chosen so each area's core path is covered (see README.md).
-FAST_FOCUS='Pods should get a host IP|Container Runtime blackbox test on terminated container should report termination message from file when pod succeeds|Probing container should be restarted with a exec "cat /tmp/health" liveness probe|ConfigMap should be consumable from pods in volume \[NodeConformance\]|EmptyDir volumes should support \(root,0644,tmpfs\)|Networking Granular Checks: Pods should function for intra-pod communication: http|Variable Expansion should allow composing env vars into new env vars|Downward API should provide pod name, namespace and IP address as env vars'
+FAST_FOCUS='Pods should get a host IP|Container Runtime blackbox test on terminated container should report termination message from file when pod succeeds|Probing container should be restarted with a exec "cat /tmp/health" liveness probe|ConfigMap should be consumable from pods in volume \[Conformance\]|EmptyDir volumes should support \(root,0644,tmpfs\)|Networking Granular Checks: Pods should function for intra-pod communication: http|Variable Expansion should allow composing env vars into new env vars|Downward API should provide pod name, namespace and IP address as env vars'
 
 focus='\[NodeConformance\]'
 full=1
@@ -66,8 +67,17 @@ node_run="$run_dir/node"
 cp_run="$run_dir/control-plane"
 sgt_dir="$run_dir/sergeant"
 report="$state_dir/reports/$(date -u +%Y%m%dT%H%M%SZ)"
-kubelet_port=$((port_base + 250))
 healthz_port=$((port_base + 248))
+# The kubelet API on upstream's port when it is free: the framework's failure dumps ask the
+# node for its pods on 10250 whatever the Node object says.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+if [ -n "${CONFORMANCE_KUBELET_PORT:-}" ]; then
+    kubelet_port=$CONFORMANCE_KUBELET_PORT
+elif port_free 10250; then
+    kubelet_port=10250
+else
+    kubelet_port=$((port_base + 250))
+fi
 
 log() { printf '[conformance %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -179,8 +189,9 @@ logging:
   verbosity: 2
 EOF
 for p in "$kubelet_port" "$healthz_port"; do
-    ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || die "port $p is in use; set CONFORMANCE_PORT_BASE"
+    port_free "$p" || die "port $p is in use; set CONFORMANCE_PORT_BASE or CONFORMANCE_KUBELET_PORT"
 done
+[ "$kubelet_port" = 10250 ] || log "the kubelet API is on $kubelet_port (10250 was taken): the framework's failure dumps will not reach the node"
 "$sergeant" --config "$sgt_dir/config.yaml" --kubeconfig "$pki/node.kubeconfig" \
     --hostname-override "$NODE_NAME" --root-dir "$state_dir/root" >"$sgt_dir/sergeant.log" 2>&1 &
 sergeant_pid=$!
