@@ -6,8 +6,10 @@ spec with the first lines of its failure) and OUT.md (the same as tables), count
 the focus selected: ginkgo reports every spec of the binary, the unfocused ones as skipped.
 
 A spec's area is its SIG and top-level container ("[sig-node] Pods"). Skipped specs are split
-into those skips.txt (or run.sh's port-5000 rule) named, and those the spec skipped itself at run
-time (the framework's Skip, e.g. a missing feature), with the reason it gave.
+into those the spec skipped itself at run time (the framework's Skip, e.g. a missing feature, with
+the reason it gave), those skips.txt named (the applied skips of the run), and those that did not
+run at all (the suite was interrupted or timed out before them: ginkgo reports them skipped with
+no message), so an unfinished run never looks finished.
 """
 
 import argparse
@@ -55,10 +57,11 @@ def load_skip_list(path):
 
 
 def classify(specs, focus, skip_list):
-    """Buckets of the focused specs: passed, failed, listed (skip list), skipped (at run time)."""
+    """Buckets of the focused specs: passed, failed, listed (skip list), skipped (at run time),
+    notrun (neither run nor skipped: the suite stopped first)."""
     focus_re = re.compile(focus)
     rules = [(re.compile(r), reason) for r, reason in skip_list]
-    result = {"passed": [], "failed": [], "listed": [], "skipped": []}
+    result = {"passed": [], "failed": [], "listed": [], "skipped": [], "notrun": []}
     for spec in specs:
         if spec.get("LeafNodeType") != "It":
             continue
@@ -83,17 +86,39 @@ def classify(specs, focus, skip_list):
             result["failed"].append(entry)
         elif state in ("skipped", "pending"):
             reason = next((why for rule, why in rules if rule.search(name)), None)
-            if reason is not None and not failure.get("Message"):
+            if failure.get("Message"):
+                # The spec skipped itself and said why (a missing feature, a provider, ...).
+                entry["reason"] = first_lines(failure.get("Message"), 1)
+                result["skipped"].append(entry)
+            elif reason is not None:
                 entry["reason"] = reason
                 result["listed"].append(entry)
             else:
-                entry["reason"] = first_lines(failure.get("Message"), 1) or state
-                result["skipped"].append(entry)
+                entry["reason"] = "did not run (the suite was interrupted or timed out first)"
+                result["notrun"].append(entry)
         else:
             entry["state"] = state
             entry["message"] = f"unexpected state {state!r}"
             result["failed"].append(entry)
     return result
+
+
+def signature(message):
+    """A failure message with its names, ids and numbers blanked, to group alike failures."""
+    text = (message or "").split(" / ")[0]
+    text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<uid>", text)
+    text = re.sub(r"\b[a-z0-9]+(?:-[a-z0-9]+)*-[0-9]+\b", "<name>", text)
+    text = re.sub(r"\d+(\.\d+)?", "<n>", text)
+    return text[:160]
+
+
+def by_signature(failed):
+    """[(signature, count, [spec names])], the largest group first."""
+    groups = {}
+    for entry in failed:
+        groups.setdefault(signature(entry["message"]), []).append(entry["name"])
+    return sorted(((sig, len(names), names) for sig, names in groups.items()),
+                  key=lambda g: (-g[1], g[0]))
 
 
 def by_area(result):
@@ -119,12 +144,21 @@ def write_markdown(path, summary):
         f"- wall time: {summary['wall_seconds'] // 60} min {summary['wall_seconds'] % 60} s"
         + (f" ({summary['phases']})" if summary["phases"] else ""),
         f"- specs selected: {n['selected']}: **{n['passed']} passed, {n['failed']} failed**, "
-        f"{n['listed']} skipped by the skip list, {n['skipped']} skipped by the spec itself",
+        f"{n['listed']} skipped by the skip list, {n['skipped']} skipped by the spec itself, "
+        f"{n['notrun']} did not run",
     ]
-    out += ["", "## By area", "", "| area | passed | failed | skip list | skipped at run time |",
-            "|---|---:|---:|---:|---:|"]
+    out += ["", "## By area", "",
+            "| area | passed | failed | skip list | skipped at run time | did not run |",
+            "|---|---:|---:|---:|---:|---:|"]
     for area, c in summary["areas"].items():
-        out.append(f"| {area} | {c['passed']} | {c['failed']} | {c['listed']} | {c['skipped']} |")
+        out.append(f"| {area} | {c['passed']} | {c['failed']} | {c['listed']} | {c['skipped']} "
+                   f"| {c['notrun']} |")
+    out += ["", "## Failures grouped by message", "",
+            "Messages with names, ids and numbers blanked; `failures.md` groups them by cause.", "",
+            "| specs | message |", "|---:|---|"]
+    for sig, count, _ in by_signature(summary["failed"]):
+        cell = sig.replace("|", "\\|")
+        out.append(f"| {count} | {cell} |")
     out += ["", f"## Failed ({n['failed']})", ""]
     for e in sorted(summary["failed"], key=lambda e: e["name"]):
         at = f" ({e['at']})" if e.get("at") else ""
@@ -135,6 +169,9 @@ def write_markdown(path, summary):
     out += ["", f"## Skipped by the spec at run time ({n['skipped']})", ""]
     for e in sorted(summary["skipped"], key=lambda e: e["name"]):
         out.append(f"- `{e['name']}`: {e['reason']}")
+    if summary["notrun"]:
+        out += ["", f"## Did not run ({n['notrun']})", ""]
+        out += [f"- `{name}`" for name in sorted(summary["notrun"])]
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
 
@@ -171,6 +208,7 @@ def main():
         failed=result["failed"],
         listed=result["listed"],
         skipped=result["skipped"],
+        notrun=[e["name"] for e in result["notrun"]],
         passed=[e["name"] for e in result["passed"]],
     )
     with open(args.out + ".json", "w", encoding="utf-8") as f:
@@ -178,7 +216,8 @@ def main():
         f.write("\n")
     write_markdown(args.out + ".md", summary)
     print(f"{numbers['selected']} selected: {numbers['passed']} passed, {numbers['failed']} failed, "
-          f"{numbers['listed']} skip list, {numbers['skipped']} skipped at run time")
+          f"{numbers['listed']} skip list, {numbers['skipped']} skipped at run time, "
+          f"{numbers['notrun']} did not run")
 
 
 if __name__ == "__main__":
