@@ -2,7 +2,10 @@
 //! node conformance suite found sergeant wrong:
 //! - a `resourceFieldRef` without a divisor: the API server stores the unset divisor as `"0"`,
 //!   which upstream reads as 1, in the environment and in downwardAPI volume files alike
-//!   ("Downward API volume should provide container's cpu limit" and its siblings).
+//!   ("Downward API volume should provide container's cpu limit" and its siblings);
+//! - the node's address: a node started without `--node-ip` gives its pods `status.hostIP`,
+//!   the Node's `InternalIP`, and the same address as an env `fieldRef: status.hostIP`
+//!   ("Pods should get a host IP", "Downward API should provide host IP as an env var").
 //!
 //! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
 //! SERGEANT_CRI_ENDPOINT). Container output is read with `kubectl logs`, so the API server
@@ -89,5 +92,44 @@ fn a_resource_field_ref_without_a_divisor_reads_as_divisor_one() {
         first_line(&node, "divisor"),
         format!("2 {} 2 {}", 32 << 20, 64 << 20),
         "env CPU_LIMIT, MEMORY_REQUEST, then the files cpu_limit and memory_limit"
+    );
+}
+
+#[test]
+fn pods_get_the_node_address_as_host_ip_and_in_their_environment() {
+    let node = node("hostip");
+    node.create(
+        "hostip",
+        &format!(
+            "  containers:\n  - name: main\n    image: {SHELL}\n    \
+             command: [sh, -c, 'echo \"HOST_IP=$HOST_IP\"; sleep 3600']\n    \
+             env:\n    - name: HOST_IP\n      valueFrom:\n        fieldRef: {{fieldPath: status.hostIP}}\n"
+        ),
+    );
+    let pod = wait_running(&node, "hostip");
+    let node_object = node
+        .cluster
+        .get_json(&["node", &node.node])
+        .expect("the Node object");
+    let internal_ip = node_object["status"]["addresses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["type"] == "InternalIP")
+        .and_then(|a| a["address"].as_str())
+        .unwrap_or_else(|| panic!("the Node has an InternalIP: {node_object}"))
+        .to_owned();
+
+    let host_ip = pod["status"]["hostIP"].as_str().unwrap_or_default();
+    assert_eq!(host_ip, internal_ip, "status.hostIP: {}", pod["status"]);
+    assert_eq!(
+        pod["status"]["hostIPs"][0]["ip"].as_str(),
+        Some(internal_ip.as_str()),
+        "status.hostIPs: {}",
+        pod["status"]
+    );
+    assert_eq!(
+        first_line(&node, "hostip"),
+        format!("HOST_IP={internal_ip}")
     );
 }

@@ -180,7 +180,7 @@ fn unknown_field_reason(path: &str) -> String {
             "the pod IP is not known yet (it is once the sandbox runs)".to_string()
         }
         "status.hostIP" | "status.hostIPs" => {
-            "the node IP is not configured (--node-ip)".to_string()
+            "the node has no address (no --node-ip and no default route)".to_string()
         }
         _ if path.starts_with("metadata.labels[") || path.starts_with("metadata.annotations[") => {
             format!("{path:?} is not of the form metadata.labels['key']")
