@@ -30,7 +30,7 @@ mod sandbox;
 mod security;
 
 pub use cgroup::pod_cgroup_parent;
-pub use container::{container_config, ContainerSetup};
+pub use container::{check_image_user, container_config, ContainerSetup};
 pub use error::SpecError;
 pub use hosts::{hosts_file, HOSTS_FILE};
 pub use logs::container_log_dir;
@@ -40,6 +40,7 @@ pub use node::NodeContext;
 pub use objects::{references, ObjectData, ObjectKind, PodObjects, References, TokenKey};
 pub use qos::{qos_class, QosClass};
 pub use sandbox::sandbox_config;
+pub use security::ImageUser;
 
 pub use env::{field_value, EnvSources};
 pub use error::io_reason;
