@@ -19,17 +19,13 @@
 # are linux/amd64 OCI images made by deploy/node-env/build-image.sh; the shared parts are one
 # layer each, so the registry stores them once:
 #   busybox layer    static busybox with every applet (deploy/node-env, make_busybox_rootfs)
-#   shell layer      Debian's bash as /bin/sh (and /bin/bash) with the libraries it links
-#   tools layer      the shell layer's files, Debian's curl and netcat-openbsd (UDP), with the
-#                    shared libraries they link, and agnhost's files: TLS pair, /uploads, users,
-#                    the fake registry's content (/var/registry/pause, tag "testing")
-# Why bash as /bin/sh in busybox and agnhost: upstream's busybox 1.37 ash (also alpine's, under
-# upstream agnhost) passes on environment variables whose names are no shell identifiers, such
-# as `data-1` from a config map's envFrom, and the env specs look for them in `sh -c env`;
-# Debian's busybox ash (1.35, and 1.37 too) and dash drop them, bash keeps them. And Debian's
-# busybox sh runs its own applet for any command an applet is named after (`nc` is busybox's,
-# without -u, whatever PATH says), where bash, like alpine's sh, follows PATH. glibc-dns-testing
-# (upstream: Debian) keeps dash as /bin/sh, as Debian has it.
+#   tools layer      Debian's bash, curl and netcat-openbsd (UDP), with the shared libraries they
+#                    link, dash as /bin/sh, and agnhost's files: TLS pair, /uploads, users, the
+#                    fake registry's content (/var/registry/pause, tag "testing")
+# Debian's busybox sh runs its own applet for any command an applet is named after (`nc` is
+# busybox's, without -u, whatever PATH says): images whose specs call non-busybox tools through
+# `sh -c` get dash as /bin/sh, as Debian (glibc-dns-testing) has it; alpine's sh, upstream
+# agnhost's, follows PATH too.
 #   agnhost layer    agnhost of the pinned release (built by build.sh), /agnhost-2 link
 #
 # Prints: CONFORMANCE_REGISTRY=ADDR  KUBE_TEST_REPO_LIST=FILE  SANDBOX_IMAGE=REF
@@ -175,13 +171,6 @@ make_busybox_etc_rootfs() {
     chmod 0644 "$rootfs/etc/passwd" "$rootfs/etc/group"
 }
 
-# Bash as /bin/sh and /bin/bash, for the reasons in the header.
-make_shell_rootfs() {
-    local rootfs=$1
-    copy_with_libs "$rootfs" /usr/bin/bash /bin/sh
-    copy_with_libs "$rootfs" /usr/bin/bash /bin/bash
-}
-
 # agnhost's base (upstream: alpine with bash, curl, netcat-openbsd, iproute2, ...): the tools the
 # specs call inside agnhost containers, its accounts (user-defined-in-image 1000 in
 # group-defined-in-image 50000, for the SupplementalGroups specs), the porter/netexec TLS pair at
@@ -189,7 +178,8 @@ make_shell_rootfs() {
 # registry's content.
 make_tools_rootfs() {
     local rootfs=$1 pause_layout=$2 k8s=$3
-    make_shell_rootfs "$rootfs"
+    copy_with_libs "$rootfs" /usr/bin/dash /bin/sh
+    copy_with_libs "$rootfs" /usr/bin/bash /bin/bash
     copy_with_libs "$rootfs" /usr/bin/curl /usr/bin/curl
     copy_with_libs "$rootfs" /usr/bin/nc.openbsd /usr/bin/nc
     mkdir -p "$rootfs/etc" "$rootfs/uploads" "$rootfs/home/user-defined-in-image"
@@ -346,7 +336,6 @@ build_all() {
         make_pause_rootfs "$work/rootfs-pause"
         make_busybox_rootfs "$work/rootfs-busybox"
         make_busybox_etc_rootfs "$work/rootfs-busybox-etc"
-        make_shell_rootfs "$work/rootfs-shell"
         make_agnhost_rootfs "$work/rootfs-agnhost" "$bin"
         make_nginx_rootfs "$work/rootfs-nginx" 1.27.0
         make_nginx_rootfs "$work/rootfs-nginx-new" 1.28.0
@@ -355,7 +344,7 @@ build_all() {
         make_glibc_rootfs "$work/rootfs-glibc"
     )
     local layer
-    for layer in busybox busybox-etc shell agnhost; do
+    for layer in busybox busybox-etc agnhost; do
         "$build_image" layer "$work/rootfs-$layer" "$work/$layer.tar.gz" || die "building the $layer layer failed"
     done
     # Upstream's pause runs as 65535:65535.
@@ -366,7 +355,7 @@ build_all() {
     local base=(--layer "$work/busybox.tar.gz" --layer "$work/busybox-etc.tar.gz")
     local agnhost=(--layer "$work/busybox.tar.gz" --layer "$work/tools.tar.gz" --layer "$work/agnhost.tar.gz"
         --entrypoint '["/agnhost"]')
-    push busybox "$work" "${base[@]}" --layer "$work/shell.tar.gz" --cmd '["sh"]'
+    push busybox "$work" "${base[@]}" --cmd '["sh"]'
     push agnhost "$work" "${agnhost[@]}" --cmd '["pause"]'
     # Another image id for the specs that change a pod's image from one agnhost to the other.
     push agnhost-prev "$work" "${agnhost[@]}" --cmd '["pause"]' --env AGNHOST_RELEASE=2.55
