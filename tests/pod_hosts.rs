@@ -103,3 +103,23 @@ fn a_host_network_pod_sees_the_nodes_hosts_file_and_its_aliases() {
         "{pod}"
     );
 }
+
+/// `spec.hostnameOverride` (upstream's "Override hostname of Pod" specs): it is the sandbox's
+/// hostname and the pod IP's only name in the hosts file, over `hostname` and `subdomain`.
+#[test]
+fn a_hostname_override_is_the_hostname_and_the_pod_ips_name() {
+    let node = Node::start_with("hosts-override", "clusterDomain: cluster.local\n");
+    let spec = "  restartPolicy: Never\n  hostname: custom-host\n  subdomain: t\n  \
+                hostnameOverride: override.example.host\n  containers:\n  \
+                - name: show\n    image: SHELL\n    \
+                command: [sh, -c, 'hostname > /dev/termination-log; cat /etc/hosts >> /dev/termination-log']\n"
+        .replace("SHELL", SHELL);
+    let (pod, seen) = files_seen(&node, "override", &spec, &["show"]);
+    let ip = pod["status"]["podIP"].as_str().expect("a pod IP");
+    let (hostname, hosts) = seen[0].split_once('\n').expect("two parts");
+    assert_eq!(hostname, "override.example.host", "{pod}");
+    assert!(
+        hosts.ends_with(&format!("\n{ip}\toverride.example.host\n")),
+        "{hosts}"
+    );
+}

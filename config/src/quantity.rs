@@ -69,6 +69,12 @@ impl Quantity {
         self.nanos < 0
     }
 
+    /// Whether the quantity is exactly zero (`0`, `0m`, `0Gi`, …): an API field left unset
+    /// reaches the node as the zero quantity, which some fields read as their default.
+    pub fn is_zero(&self) -> bool {
+        self.nanos == 0
+    }
+
     /// The text as written in the configuration.
     pub fn as_str(&self) -> &str {
         &self.text

@@ -118,6 +118,10 @@ fn quantities_parse_to_base_units() {
     assert_eq!(quantity("0.1").milli_value(), 100);
     assert_eq!(quantity("1u").milli_value(), 1, "rounded up");
     assert_eq!(Quantity::mebibytes(10), quantity("10Mi"));
+    for zero in ["0", "0m", "0Gi", "-0"] {
+        assert!(quantity(zero).is_zero(), "{zero}");
+    }
+    assert!(!quantity("1n").is_zero(), "the smallest amount is not zero");
 }
 
 #[test]

@@ -27,6 +27,7 @@
 # Usage (as root):
 #   node-env.sh install                                  install the Debian packages needed
 #   node-env.sh up     [--instance NAME] [--index N] [--run-dir DIR]
+#                      [--registry ADDR --sandbox-image REF]
 #   node-env.sh down   [--instance NAME | --all]   [--run-dir DIR]
 #   node-env.sh status [--run-dir DIR]
 #   node-env.sh env    [--instance NAME] [--run-dir DIR]   print the env of a running instance
@@ -41,6 +42,12 @@
 # Defaults: instance "main", run dir $SERGEANT_RUN_DIR or /run/sergeant-node.
 # Instance "main" is index 0 (bridge sgt0, 10.88.0.0/16); another instance gets index
 # 1..99 from a checksum of its name (bridge sgtN, subnet 10.(88+N).0.0/16), or --index N.
+#
+# `--registry ADDR` gives the instance a plain-HTTP registry of the caller's (e.g. the images of
+# tests/conformance/ on 127.0.0.1:5100) in place of the shared ones: `up` then neither starts
+# nor fills the registries on 127.0.0.1:5000/5001, the instance's certs.d names ADDR only, and
+# containerd's sandbox image is `--sandbox-image REF` (required with --registry, since the
+# default pause image lives on :5000).
 #
 # `up` and `down` are idempotent. `down` kills every container of the instance, stops its
 # containerd and shims, unmounts everything under its directory (container rootfs, pod
@@ -75,6 +82,9 @@ RUN_DIR=${SERGEANT_RUN_DIR:-/run/sergeant-node}
 INSTANCE=main
 INSTANCE_INDEX=""
 ALL_INSTANCES=false
+# --registry / --sandbox-image: the caller's registry and pause image ("" = the shared ones).
+OWN_REGISTRY=""
+SANDBOX_IMAGE=""
 
 # ---------------------------------------------------------------------------------------
 # small helpers
@@ -731,7 +741,7 @@ disabled_plugins = [
     runtime_root = "$dir/runc-v1"
 
   [plugins."io.containerd.grpc.v1.cri"]
-    sandbox_image = "$PAUSE_IMAGE"
+    sandbox_image = "${SANDBOX_IMAGE:-$PAUSE_IMAGE}"
     # Required here: the kernel refuses to lower oom_score_adj below 0.
     restrict_oom_score_adj = true
     # Pod network namespaces live under this instance's state dir, not /var/run/netns.
@@ -806,17 +816,22 @@ server = "http://$1"
 EOF
 }
 
+# The registries an instance pulls from: the caller's (--registry), else the shared two.
+instance_registries() {
+	if [[ -n $OWN_REGISTRY ]]; then echo "$OWN_REGISTRY"; else echo "$REGISTRY_ADDR $AUTH_REGISTRY_ADDR"; fi
+}
+
 # Write all files of an instance; succeed with "changed" on stdout if containerd's
 # config differs from the one already there.
 write_instance_files() {
-	local name=$1 index=$2 dir new_config
+	local name=$1 index=$2 dir new_config addr
 	dir=$(instance_dir "$name")
-	mkdir -p "$dir"/{root,state,runc,opt,cni/net.d,cni/ipam,"certs.d/$REGISTRY_ADDR","certs.d/$AUTH_REGISTRY_ADDR"} \
-		"$RUN_DIR/logs"
+	mkdir -p "$dir"/{root,state,runc,opt,cni/net.d,cni/ipam} "$RUN_DIR/logs"
 	echo "$index" >"$dir/index"
 	write_cni_conflist "$name" "$index" >"$dir/cni/net.d/10-sergeant.conflist"
-	local addr
-	for addr in "$REGISTRY_ADDR" "$AUTH_REGISTRY_ADDR"; do
+	rm -rf "$dir/certs.d"
+	for addr in $(instance_registries); do
+		mkdir -p "$dir/certs.d/$addr"
 		write_registry_hosts "$addr" >"$dir/certs.d/$addr/hosts.toml"
 	done
 	new_config=$(write_containerd_config "$name")
@@ -1057,12 +1072,12 @@ instance_env() {
 		CONTAINERD_SOCKET "$sock" \
 		CONTAINERD_ENDPOINT "unix://$sock" \
 		CONTAINERD_NAMESPACE k8s.io \
-		REGISTRY "$REGISTRY_ADDR" \
+		REGISTRY "${OWN_REGISTRY:-$REGISTRY_ADDR}" \
 		AUTH_REGISTRY "$AUTH_REGISTRY_ADDR" \
 		AUTH_REGISTRY_USER "$AUTH_REGISTRY_USER" \
 		AUTH_REGISTRY_PASSWORD "$AUTH_REGISTRY_PASSWORD" \
 		AUTH_IMAGE "$AUTH_IMAGE" \
-		PAUSE_IMAGE "$PAUSE_IMAGE" \
+		PAUSE_IMAGE "${SANDBOX_IMAGE:-$PAUSE_IMAGE}" \
 		CNI_BRIDGE "$(bridge_of_index "$index")" \
 		POD_SUBNET "$(subnet_of_index "$index")" \
 		SERGEANT_NODE_INSTANCE "$name" \
@@ -1152,11 +1167,21 @@ parse_args() {
 			ALL_INSTANCES=true
 			shift
 			;;
+		--registry)
+			OWN_REGISTRY=${2:?--registry needs HOST:PORT}
+			[[ $OWN_REGISTRY =~ ^[A-Za-z0-9.-]+:[0-9]+$ ]] || die "--registry must be HOST:PORT, not '$OWN_REGISTRY'"
+			shift 2
+			;;
+		--sandbox-image)
+			SANDBOX_IMAGE=${2:?--sandbox-image needs an image reference}
+			shift 2
+			;;
 		*) die "unknown option '$1' (see the header of $0)" ;;
 		esac
 	done
 	validate_instance_name "$INSTANCE"
 	[[ $RUN_DIR == /* ]] || die "--run-dir must be an absolute path"
+	[[ -z $OWN_REGISTRY || -n $SANDBOX_IMAGE ]] || die "--registry needs --sandbox-image (the default pause image is on $REGISTRY_ADDR)"
 	RUN_DIR=${RUN_DIR%/}
 }
 
@@ -1164,14 +1189,17 @@ cmd_up() {
 	require_root
 	require_tools containerd containerd-shim-runc-v2 ctr runc docker-registry skopeo gcc busybox \
 		python3 ip flock readelf ps pgrep htpasswd "$CNI_BIN_DIR/bridge"
-	mkdir -p "$RUN_DIR" "$(registry_dir plain)" "$(registry_dir auth)"
-	(
-		take_lock "$RUN_DIR/.lock"
-		start_registry plain
-		ensure_images
-		start_registry auth
-		ensure_auth_image
-	)
+	mkdir -p "$RUN_DIR"
+	if [[ -z $OWN_REGISTRY ]]; then
+		mkdir -p "$(registry_dir plain)" "$(registry_dir auth)"
+		(
+			take_lock "$RUN_DIR/.lock"
+			start_registry plain
+			ensure_images
+			start_registry auth
+			ensure_auth_image
+		)
+	fi
 	take_lock "$RUN_DIR/.lock-$INSTANCE"
 	instance_up "$INSTANCE"
 }
@@ -1249,4 +1277,7 @@ main() {
 	esac
 }
 
-main "$@"
+# Sourced (tests/conformance/images.sh reuses the rootfs builders), it only defines functions.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi

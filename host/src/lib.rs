@@ -5,8 +5,10 @@
 //!
 //! Entry points: [`volumes::setup_volumes`] and [`volumes::teardown_pod_dir`] for a pod's
 //! volumes, [`cgroup::ensure_pod_cgroup`] for its cgroup, [`pod_files`] for its hosts file, log
-//! directory and termination-message file, [`node::memory_capacity`] for the node's memory.
+//! directory and termination-message file, [`node::memory_capacity`] for the node's memory,
+//! [`node::node_context`] for the node facts a pod's translation is made with.
 
+pub mod address;
 pub mod cgroup;
 pub mod dns;
 pub mod mountinfo;

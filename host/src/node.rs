@@ -1,21 +1,27 @@
-//! Node facts measured on the host: the memory size from `/proc/meminfo`, and the
-//! [`NodeContext`] every pod translation is made with.
+//! Node facts measured on the host: the memory size from `/proc/meminfo`, the node's address
+//! when none is configured, and the [`NodeContext`] every pod translation is made with.
 
 use std::path::Path;
 
 use sergeant_config::NodeConfig;
 use sergeant_core::spec::{io_reason, NodeContext, SpecError};
 
+use crate::address::default_route_address;
+
 /// Where Linux says how much memory the node has.
 const MEMINFO: &str = "/proc/meminfo";
 
-/// The node settings of `config` with the memory this machine has. Blocking I/O.
+/// The node settings of `config` with the memory this machine has, and the node's address:
+/// `--node-ip` when given, else the default route's ([`default_route_address`]), the address the
+/// Node reports as `InternalIP` and pods get as `status.hostIP`. Blocking I/O.
 ///
 /// # Errors
 ///
 /// What [`NodeContext::from_config`] refuses, or the memory size cannot be read.
 pub fn node_context(config: &NodeConfig) -> Result<NodeContext, SpecError> {
-    NodeContext::from_config(config, memory_capacity()?)
+    let mut node = NodeContext::from_config(config, memory_capacity()?)?;
+    node.node_ip = node.node_ip.or_else(default_route_address);
+    Ok(node)
 }
 
 /// The node's memory size, `MemTotal` of `/proc/meminfo`, in bytes.

@@ -1,17 +1,21 @@
 //! Reading what a pod refers to from the API server — its config maps, secrets (with their
-//! types, which pull secrets are read by) and service account tokens — with the node's own
-//! credentials, into the [`PodObjects`] the pure pod builders take. A read that fails is
+//! types, which pull secrets are read by), service account tokens and the services whose
+//! variables its containers get — with the node's own credentials, into the [`PodObjects`] the
+//! pure pod builders take. A read that fails is
 //! recorded, so only the volume or container that needs the object waits; one the Node
 //! authorizer refuses because it has not seen the pod's binding yet is retried first
 //! ([`retry_forbidden`]).
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, PodSpec, Secret, Service};
+use kube::api::ListParams;
 use kube::{Api, Client};
 use sergeant_messages::pods::core::Pod;
 
 use super::forbidden::retry_forbidden;
 use super::token::{TokenCache, TokenOwner};
-use sergeant_core::spec::{references, ObjectData, ObjectKind, PodObjects};
+use sergeant_core::spec::{
+    linked_services, references, LinkedService, ObjectData, ObjectKind, PodObjects,
+};
 
 /// Fetches every object `pod` refers to (see [`references`]); tokens come from `tokens`, which
 /// requests new ones when due and forgets those no longer used.
@@ -40,7 +44,33 @@ pub async fn fetch_pod_objects(client: &Client, pod: &Pod, tokens: &mut TokenCac
         objects.insert_token(key.clone(), token);
     }
     tokens.retain(&refs.tokens);
+    objects.insert_services(services(client, pod, namespace).await);
     objects
+}
+
+/// The services `pod` links to (see [`linked_services`]): the services of its namespace, listed
+/// unless it turns links off, and the API server's own, `default/kubernetes`.
+async fn services(
+    client: &Client,
+    pod: &Pod,
+    namespace: &str,
+) -> Result<Vec<LinkedService>, String> {
+    let empty = PodSpec::default();
+    let spec = pod.spec.as_ref().unwrap_or(&empty);
+    let listed = if spec.enable_service_links == Some(false) {
+        Vec::new()
+    } else {
+        Api::<Service>::namespaced(client.clone(), namespace)
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| format!("listing the services of namespace {namespace}: {e}"))?
+            .items
+    };
+    let master = Api::<Service>::namespaced(client.clone(), "default")
+        .get_opt("kubernetes")
+        .await
+        .map_err(|e| format!("reading service default/kubernetes: {e}"))?;
+    Ok(linked_services(spec, &listed, master.as_ref()))
 }
 
 /// The keys of one object and, for a secret, its type; `None` when it does not exist.

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use sergeant_config::NodeConfig;
 
-use super::address;
 use sergeant_core::allocatable::NodeResources;
 
 const MACHINE_ID: [&str; 2] = ["/etc/machine-id", "/var/lib/dbus/machine-id"];
@@ -75,7 +74,7 @@ pub fn read(config: &NodeConfig) -> Result<MachineFacts, MachineError> {
         sergeant_host::node::node_context(config).map_err(|e| MachineError::Node(e.to_string()))?;
     let storage = filesystem_bytes(&node.root_dir)?;
     Ok(MachineFacts {
-        internal_ip: node.node_ip.or_else(address::default_route_address),
+        internal_ip: node.node_ip,
         node_name: node.node_name,
         machine_id: first_readable(&MACHINE_ID).unwrap_or_default(),
         system_uuid: first_readable(&[SYSTEM_UUID]).unwrap_or_default(),

@@ -7,7 +7,6 @@
 //! them into the Node (pure), `sync` runs one status round and [`lease`] one renewal.
 
 mod actor;
-mod address;
 pub mod build;
 pub mod conditions;
 mod error;

@@ -20,7 +20,7 @@ use crate::events::{container_event, go_millis, reason};
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::kind::ContainerKind;
-use sergeant_core::spec::{self, NodeContext};
+use sergeant_core::spec::{self, ImageUser, NodeContext};
 use sergeant_core::status::Waiting;
 use sergeant_core::volumes::{self, SubPathMount, VolumePlan};
 
@@ -150,8 +150,10 @@ pub async fn start_container(
     // lookup first, so its request is on its way while the files are written.
     let image = interrupt.unless(ensure_image(port, pulls, &image, &request));
     let (image, files) = futures::join!(image, async { prepare_files(&request, node) });
-    image??;
+    let image_user = image??;
     files.map_err(NotStarted::Config)?;
+    spec::check_image_user(&request.pod, &request.container, request.kind, &image_user)
+        .map_err(|e| NotStarted::Config(e.to_string()))?;
     let setup = spec::container_config(
         &request.pod,
         &request.container,
@@ -264,37 +266,31 @@ async fn bind_sub_paths(mounts: Vec<SubPathMount>) -> Result<(), String> {
     })
 }
 
+/// The image on the node per pull policy; returns the user it runs as (for `runAsNonRoot`).
 async fn ensure_image(
     port: &RuntimePort,
     pulls: &mut Backoff,
     image: &str,
     request: &StartRequest,
-) -> Result<(), NotStarted> {
+) -> Result<ImageUser, NotStarted> {
     let policy = request
         .container
         .image_pull_policy
         .as_deref()
         .unwrap_or("IfNotPresent");
-    let present = port
-        .call(cri::ImageStatusRequest {
-            image: Some(image_spec(image)),
-            verbose: false,
-        })
-        .await
-        .map(|answer| answer.image.is_some())
-        .unwrap_or(false);
+    let present = image_facts(port, image).await;
     let name = request.container.name.as_str();
     match (policy, present) {
-        ("Never", false) => {
+        ("Never", None) => {
             let message =
                 format!("Container image \"{image}\" is not present with pull policy of Never");
             container_event(name, Warning, reason::ERR_IMAGE_NEVER_PULL, message.clone());
             return Err(image_error("ErrImageNeverPull", message));
         }
-        ("Never" | "IfNotPresent", true) => {
+        ("Never" | "IfNotPresent", Some((_, user))) => {
             let message = format!("Container image \"{image}\" already present on machine");
             container_event(name, Normal, reason::PULLED, message);
-            return Ok(());
+            return Ok(user);
         }
         _ => {}
     }
@@ -324,14 +320,16 @@ async fn ensure_image(
             let pulled_in = started.elapsed();
             metrics::histogram!("kubelet_image_pull_duration_seconds")
                 .record(pulled_in.as_secs_f64());
-            let size = image_size(port, image).await;
+            let (size, user) = image_facts(port, image)
+                .await
+                .unwrap_or((0, ImageUser::of(None, "")));
             let message = format!(
                 "Successfully pulled image \"{image}\" in {} ({} including waiting). Image size: {size} bytes.",
                 go_millis(pulled_in),
                 go_millis(now.elapsed()),
             );
             container_event(name, Normal, reason::PULLED, message);
-            Ok(())
+            Ok(user)
         }
         Err(err) => {
             pulls.restarted(image, std::time::Duration::ZERO, now, PULL_BACKOFF);
@@ -346,16 +344,19 @@ fn image_error(reason: &'static str, message: String) -> NotStarted {
     NotStarted::Image { reason, message }
 }
 
-/// The size of the image just pulled, for the Pulled event (0 if the runtime does not say).
-async fn image_size(port: &RuntimePort, image: &str) -> u64 {
-    port.call(cri::ImageStatusRequest {
-        image: Some(image_spec(image)),
-        verbose: false,
-    })
-    .await
-    .ok()
-    .and_then(|answer| answer.image)
-    .map_or(0, |found| found.size)
+/// The size of the image and the user it runs as, `None` when the runtime does not have it (or
+/// cannot say: the pull policy then decides).
+async fn image_facts(port: &RuntimePort, image: &str) -> Option<(u64, ImageUser)> {
+    let found = port
+        .call(cri::ImageStatusRequest {
+            image: Some(image_spec(image)),
+            verbose: false,
+        })
+        .await
+        .ok()?
+        .image?;
+    let user = ImageUser::of(found.uid.map(|uid| uid.value), &found.username);
+    Some((found.size, user))
 }
 
 fn image_spec(image: &str) -> cri::ImageSpec {

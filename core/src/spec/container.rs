@@ -18,7 +18,7 @@ use super::qos::qos_class;
 use super::quantity::container_amounts;
 use super::resources::linux_resources;
 use super::sandbox::identity_labels;
-use super::security::container_security;
+use super::security::{check_non_root_image, container_security, ImageUser};
 use crate::hash::container_hash;
 use crate::kind::ContainerKind;
 use crate::labels;
@@ -143,6 +143,27 @@ pub fn container_config(
         ..Default::default()
     };
     Ok(ContainerSetup { config, sub_paths })
+}
+
+/// Refuses `container` of `pod` when its `runAsNonRoot` cannot hold with the user its image
+/// runs as (see [`check_non_root_image`]); called once the image is on the node, before the
+/// container is created.
+///
+/// # Errors
+///
+/// [`SpecError::Field`] naming the container's `securityContext.runAsNonRoot`, or the pod's
+/// identity error.
+pub fn check_image_user(
+    pod: &Pod,
+    container: &Container,
+    kind: ContainerKind,
+    user: &ImageUser,
+) -> Result<(), SpecError> {
+    let id = PodIdentity::of(pod)?;
+    let empty = PodSpec::default();
+    let spec = pod.spec.as_ref().unwrap_or(&empty);
+    let field = container_field(spec, container, kind);
+    check_non_root_image(&id.display, spec, container, &field, user)
 }
 
 /// What a restarted agent needs to know about the container without its pod spec.

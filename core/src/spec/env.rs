@@ -1,6 +1,7 @@
 //! A container's environment: `envFrom` config maps and secrets, then `env` — literal values
-//! with `$(VAR)` references to earlier variables, keys of config maps and secrets, and the
-//! `fieldRef`s the node answers itself.
+//! with `$(VAR)` references to earlier variables and service variables, keys of config maps
+//! and secrets, and the `fieldRef`s the node answers itself — then the service variables
+//! ([`super::service_env`]) the container does not set itself.
 
 use std::collections::HashMap;
 
@@ -14,6 +15,7 @@ use super::identity::PodIdentity;
 use super::node::NodeContext;
 use super::objects::{ObjectKind, PodObjects};
 use super::resource_ref::resource_value;
+use super::service_env::service_env;
 
 /// What an env value may refer to besides the pod spec: the node, the pod's IP once its
 /// sandbox runs, and the config maps and secrets the sync step fetched.
@@ -27,7 +29,13 @@ pub struct EnvSources<'a> {
 
 /// The environment of `container` (at `field`, e.g. `spec.containers[0]`): the `envFrom`
 /// variables, then `env` in spec order; a name given twice keeps its first place and its last
-/// value. A variable from a missing optional key or object is left out.
+/// value. A variable from a missing optional key or object is left out. Then the variables of
+/// the services the pod links to, those the container sets itself left out, as upstream.
+///
+/// # Errors
+///
+/// [`SpecError::Field`] naming the reference the node cannot answer, or
+/// `spec.enableServiceLinks` when the services could not be listed.
 pub fn container_env(
     sources: &EnvSources<'_>,
     container: &Container,
@@ -52,6 +60,15 @@ pub fn container_env(
             set(key, value, &mut values);
         }
     }
+    let services = sources
+        .objects
+        .services()
+        .map_err(|reason| SpecError::field(pod, "spec.enableServiceLinks", reason))?;
+    let service_vars = service_env(services);
+    let service_values: HashMap<&str, &str> = service_vars
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     for (index, var) in container.env.iter().flatten().enumerate() {
         let value = match (&var.value_from, &var.value) {
             (Some(source), _) => {
@@ -62,10 +79,18 @@ pub fn container_env(
                 }
             }
             (None, value) => expand(value.as_deref().unwrap_or_default(), |name| {
-                values.get(name).map(String::as_str)
+                values
+                    .get(name)
+                    .map(String::as_str)
+                    .or_else(|| service_values.get(name).copied())
             }),
         };
         set(var.name.clone(), value, &mut values);
+    }
+    for (key, value) in service_vars {
+        if !values.contains_key(&key) {
+            env.push(KeyValue { key, value });
+        }
     }
     Ok(env)
 }
@@ -180,7 +205,7 @@ fn unknown_field_reason(path: &str) -> String {
             "the pod IP is not known yet (it is once the sandbox runs)".to_string()
         }
         "status.hostIP" | "status.hostIPs" => {
-            "the node IP is not configured (--node-ip)".to_string()
+            "the node has no address (no --node-ip and no default route)".to_string()
         }
         _ if path.starts_with("metadata.labels[") || path.starts_with("metadata.annotations[") => {
             format!("{path:?} is not of the form metadata.labels['key']")
@@ -441,6 +466,55 @@ mod tests {
             .to_string();
         assert!(
             error.contains("spec.containers[2].envFrom[0].configMapRef: needs the API server"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn service_variables_come_last_expand_and_yield_to_the_containers_own() {
+        use crate::spec::{LinkedPort, LinkedService};
+        let mut objects = objects();
+        objects.insert_services(Ok(vec![LinkedService {
+            name: "web".into(),
+            cluster_ip: "10.96.0.7".into(),
+            ports: vec![LinkedPort {
+                name: String::new(),
+                port: 80,
+                protocol: "TCP".into(),
+            }],
+        }]));
+        let env = env_from_run(
+            &objects,
+            vec![],
+            vec![
+                literal("URL", "http://$(WEB_SERVICE_HOST)/"),
+                literal("WEB_SERVICE_PORT", "8080"),
+            ],
+        )
+        .unwrap();
+        let keys: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "URL",
+                "WEB_SERVICE_PORT",
+                "WEB_SERVICE_HOST",
+                "WEB_PORT",
+                "WEB_PORT_80_TCP",
+                "WEB_PORT_80_TCP_PROTO",
+                "WEB_PORT_80_TCP_PORT",
+                "WEB_PORT_80_TCP_ADDR"
+            ]
+        );
+        assert_eq!(env[0].1, "http://10.96.0.7/");
+        assert_eq!(env[1].1, "8080", "the container's own value wins");
+
+        objects.insert_services(Err("listing the services of namespace ns: refused".into()));
+        let error = env_from_run(&objects, vec![], vec![])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("spec.enableServiceLinks: listing the services"),
             "{error}"
         );
     }

@@ -20,6 +20,8 @@ pub const ETC_HOSTS: &str = "/etc/hosts";
 pub const HOSTS_FILE: &str = "etc-hosts";
 /// Longest hostname the kernel and DNS accept.
 const MAX_HOSTNAME: usize = 63;
+/// Longest `spec.hostnameOverride`: the kernel's limit for a UTS hostname, as upstream checks.
+const MAX_HOSTNAME_OVERRIDE: usize = 64;
 /// First line of the hosts file of a pod with its own network.
 const MANAGED_HEADER: &str = "# Kubernetes-managed hosts file.\n";
 /// First line of the hosts file of a host-network pod, before the node's own entries.
@@ -32,14 +34,30 @@ const LOCAL_ENTRIES: &str = "127.0.0.1\tlocalhost\n\
                              fe00::1\tip6-allnodes\n\
                              fe00::2\tip6-allrouters\n";
 
-/// The pod's hostname: `spec.hostname`, else the pod name cut to 63 characters without a
-/// trailing `-` or `.`. A pod-network sandbox takes it as its UTS hostname and the hosts file
-/// maps the pod IPs to it, so both come from here.
+/// The pod's hostname: `spec.hostnameOverride` as it is (upstream's HostnameOverride, on by
+/// default), else `spec.hostname`, else the pod name cut to 63 characters without a trailing
+/// `-` or `.`. A pod-network sandbox takes it as its UTS hostname and the hosts file maps the
+/// pod IPs to it, so both come from here.
 ///
 /// # Errors
 ///
-/// [`SpecError::Field`] when `spec.hostname` is not an RFC 1123 label.
+/// [`SpecError::Field`] when `spec.hostnameOverride` is not an RFC 1123 subdomain of at most
+/// 64 characters, or `spec.hostname` is not an RFC 1123 label.
 pub(super) fn pod_hostname(spec: &PodSpec, id: &PodIdentity) -> Result<String, SpecError> {
+    if let Some(hostname) = hostname_override(spec) {
+        let problem = subdomain_problem(hostname).or_else(|| {
+            (hostname.len() > MAX_HOSTNAME_OVERRIDE)
+                .then(|| format!("is longer than {MAX_HOSTNAME_OVERRIDE} characters"))
+        });
+        if let Some(reason) = problem {
+            return Err(SpecError::field(
+                &id.display,
+                "spec.hostnameOverride",
+                reason,
+            ));
+        }
+        return Ok(hostname.to_string());
+    }
     if let Some(hostname) = spec.hostname.as_deref().filter(|h| !h.is_empty()) {
         if let Some(reason) = label_problem(hostname) {
             return Err(SpecError::field(&id.display, "spec.hostname", reason));
@@ -50,13 +68,22 @@ pub(super) fn pod_hostname(spec: &PodSpec, id: &PodIdentity) -> Result<String, S
     Ok(cut.trim_end_matches(['-', '.']).to_string())
 }
 
+/// `spec.hostnameOverride` when set and not empty.
+fn hostname_override(spec: &PodSpec) -> Option<&str> {
+    spec.hostname_override.as_deref().filter(|h| !h.is_empty())
+}
+
 /// `<subdomain>.<namespace>.svc.<clusterDomain>` when the pod names a `spec.subdomain` (without
-/// the cluster domain part on a node that has none); `None` otherwise.
+/// the cluster domain part on a node that has none); `None` otherwise, and for a pod with a
+/// `spec.hostnameOverride`, whose hostname is its whole name.
 fn host_domain(
     spec: &PodSpec,
     id: &PodIdentity,
     node: &NodeContext,
 ) -> Result<Option<String>, SpecError> {
+    if hostname_override(spec).is_some() {
+        return Ok(None);
+    }
     let Some(subdomain) = spec.subdomain.as_deref().filter(|s| !s.is_empty()) else {
         return Ok(None);
     };
@@ -289,6 +316,33 @@ mod tests {
         spec.subdomain = Some("a.b".into());
         let error = host_domain(&spec, &id, &node).unwrap_err().to_string();
         assert!(error.contains("spec.subdomain"), "{error}");
+    }
+
+    #[test]
+    fn a_hostname_override_is_the_whole_name_without_a_domain() {
+        let node = node(PathBuf::from("/r"));
+        let mut pod = pod_with(vec![], vec![]);
+        let spec = pod.spec.as_mut().unwrap();
+        spec.hostname = Some("custom-host".into());
+        spec.subdomain = Some("t".into());
+        spec.hostname_override = Some("override.example.host".into());
+        let id = PodIdentity::of(&pod).unwrap();
+        let spec = pod.spec.as_ref().unwrap();
+        assert_eq!(pod_hostname(spec, &id).unwrap(), "override.example.host");
+        assert_eq!(host_domain(spec, &id, &node).unwrap(), None);
+        let (_, text) = hosts_file(&pod, &["10.88.0.5".into()], &node, None)
+            .unwrap()
+            .unwrap();
+        assert!(
+            text.contains("10.88.0.5\toverride.example.host\n"),
+            "{text}"
+        );
+        for bad in ["Upper.case", "a..b", &"a".repeat(65)] {
+            let mut spec = spec.clone();
+            spec.hostname_override = Some(bad.to_string());
+            let error = pod_hostname(&spec, &id).unwrap_err().to_string();
+            assert!(error.contains("spec.hostnameOverride"), "{bad}: {error}");
+        }
     }
 
     #[test]

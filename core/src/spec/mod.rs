@@ -5,7 +5,7 @@
 //! ([`hosts_file`]).
 //!
 //! Everything here is a function of the pod, a [`NodeContext`] and the [`PodObjects`] (config
-//! maps, secrets, tokens) the sync step fetched beforehand, so the pod actor can call it on
+//! maps, secrets, tokens, linked services) the sync step fetched beforehand, so the pod actor can call it on
 //! every sync and get the same answer. Nothing here touches the host: `sergeant_host` makes
 //! the cgroup, the files and the volumes real.
 
@@ -28,9 +28,10 @@ mod resource_ref;
 mod resources;
 mod sandbox;
 mod security;
+mod service_env;
 
 pub use cgroup::pod_cgroup_parent;
-pub use container::{container_config, ContainerSetup};
+pub use container::{check_image_user, container_config, ContainerSetup};
 pub use error::SpecError;
 pub use hosts::{hosts_file, HOSTS_FILE};
 pub use logs::container_log_dir;
@@ -40,6 +41,8 @@ pub use node::NodeContext;
 pub use objects::{references, ObjectData, ObjectKind, PodObjects, References, TokenKey};
 pub use qos::{qos_class, QosClass};
 pub use sandbox::sandbox_config;
+pub use security::ImageUser;
+pub use service_env::{linked_services, LinkedPort, LinkedService};
 
 pub use env::{field_value, EnvSources};
 pub use error::io_reason;

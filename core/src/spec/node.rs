@@ -16,7 +16,9 @@ use super::error::SpecError;
 pub struct NodeContext {
     /// This node's name (`spec.nodeName` seen from the node, env `fieldRef: spec.nodeName`).
     pub node_name: String,
-    /// The node's address for env `fieldRef: status.hostIP`; `None` when not configured.
+    /// The node's address: the pods' `status.hostIP` and env `fieldRef: status.hostIP`, the
+    /// Node's `InternalIP`. `--node-ip` here; `sergeant_host::node::node_context` fills in the
+    /// detected address when that is not given. `None` when the node has none.
     pub node_ip: Option<IpAddr>,
     /// The kubelet state directory; pods live in `root_dir/pods/<uid>`.
     pub root_dir: PathBuf,

@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Container, Pod, VolumeProjection};
 
+use super::service_env::LinkedService;
+
 /// The service account a pod runs as when it names none, as the API server defaults it.
 const DEFAULT_SERVICE_ACCOUNT: &str = "default";
 /// The lifetime of a projected token that asks for none, as upstream defaults it (1 h).
@@ -63,6 +65,9 @@ pub struct PodObjects {
     /// The `type` of each secret read, by name (pull secrets are read by it).
     secret_types: BTreeMap<String, String>,
     tokens: BTreeMap<TokenKey, Result<String, String>>,
+    /// The services the pod links to (see [`super::service_env`]), or why they could not be
+    /// listed; `None` until the sync step lists them (and on a standalone node).
+    services: Option<Result<Vec<LinkedService>, String>>,
 }
 
 /// The reason given for every lookup on a standalone node.
@@ -114,6 +119,21 @@ impl PodObjects {
             Some(Ok(found)) => Ok(found.as_ref()),
             Some(Err(reason)) => Err(reason.clone()),
             None => Err(format!("{} {name:?} was not fetched", kind.noun())),
+        }
+    }
+
+    /// Records the services the pod links to, or why they could not be listed.
+    pub fn insert_services(&mut self, services: Result<Vec<LinkedService>, String>) {
+        self.services = Some(services);
+    }
+
+    /// The services the pod links to: none on a standalone node or when none were listed; the
+    /// error is why the listing failed.
+    pub fn services(&self) -> Result<&[LinkedService], String> {
+        match &self.services {
+            Some(Ok(services)) => Ok(services),
+            Some(Err(reason)) => Err(reason.clone()),
+            None => Ok(&[]),
         }
     }
 

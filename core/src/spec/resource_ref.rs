@@ -1,6 +1,7 @@
 //! `resourceFieldRef`: a container's cpu, memory or ephemeral-storage request or limit as text,
 //! divided by the `divisor` and rounded up; a limit that is not set reads as the node's
-//! capacity, as upstream.
+//! capacity, as upstream. A divisor left unset reaches the node as `"0"` (the API server writes
+//! the zero quantity), and a zero divisor means 1, as upstream reads it.
 
 use k8s_openapi::api::core::v1::{Pod, ResourceFieldSelector};
 use sergeant_config::Quantity;
@@ -48,7 +49,10 @@ pub fn resource_value(
     let parse = |text: &str| -> Result<Quantity, String> {
         text.parse().map_err(|e| format!("{text:?}: {e}"))
     };
-    let divisor = parse(selector.divisor.as_ref().map_or("1", |d| d.0.as_str()))?;
+    let divisor = match selector.divisor.as_ref().map(|d| parse(&d.0)).transpose()? {
+        Some(divisor) if !divisor.is_zero() => divisor,
+        _ => parse("1")?,
+    };
     let set = map
         .and_then(|m| m.get(resource))
         .map(|q| parse(&q.0))
@@ -137,8 +141,21 @@ mod tests {
         assert!(value("limits.cpu", None, Some("nope"))
             .unwrap_err()
             .contains("no container"));
-        assert!(value("limits.cpu", Some("0"), None)
+        // The API server's "0" for an unset divisor, and any zero, read as 1.
+        assert_eq!(value("requests.cpu", Some("0"), None), Ok("1".into()));
+        assert_eq!(
+            value("limits.memory", Some("0"), None),
+            Ok((64 << 20).to_string())
+        );
+        assert_eq!(
+            value("limits.cpu", Some("0m"), Some("side")),
+            Ok("2".into())
+        );
+        assert!(value("limits.cpu", Some("-1"), None)
             .unwrap_err()
             .contains("divisor"));
+        assert!(value("limits.cpu", Some("x"), None)
+            .unwrap_err()
+            .contains("not a quantity"));
     }
 }

@@ -32,6 +32,70 @@ const READONLY_PATHS: &[&str] = &[
     "/proc/sysrq-trigger",
 ];
 
+/// The user an image runs as when the container names none, as the runtime's image status
+/// reports it: a uid, or a user name the node cannot map to a uid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageUser {
+    /// A numeric user.
+    Uid(i64),
+    /// A user name (from the image's `USER`), resolved only inside the container.
+    Name(String),
+}
+
+impl ImageUser {
+    /// From the runtime's answer: the uid when it gives one, else the user name, else root —
+    /// an image that names no user runs as uid 0, as upstream reads it.
+    #[must_use]
+    pub fn of(uid: Option<i64>, username: &str) -> Self {
+        match uid {
+            Some(uid) => Self::Uid(uid),
+            None if !username.is_empty() => Self::Name(username.to_owned()),
+            None => Self::Uid(0),
+        }
+    }
+}
+
+/// Refuses `container` (at `field`) when its effective `runAsNonRoot` is set, it sets no
+/// `runAsUser`, and the image would run it as root: uid 0, or a user name the node cannot
+/// check, as upstream does before creating the container. (`runAsUser: 0` with
+/// `runAsNonRoot` is refused by [`container_security`].)
+///
+/// # Errors
+///
+/// [`SpecError::Field`] at `{field}.securityContext.runAsNonRoot` with the reason.
+pub fn check_non_root_image(
+    pod: &str,
+    spec: &PodSpec,
+    container: &Container,
+    field: &str,
+    user: &ImageUser,
+) -> Result<(), SpecError> {
+    let sc = container.security_context.as_ref();
+    let pod_sc = spec.security_context.as_ref();
+    let run_as_non_root = sc
+        .and_then(|s| s.run_as_non_root)
+        .or_else(|| pod_sc.and_then(|s| s.run_as_non_root))
+        .unwrap_or(false);
+    let run_as_user = sc
+        .and_then(|s| s.run_as_user)
+        .or_else(|| pod_sc.and_then(|s| s.run_as_user));
+    if !run_as_non_root || run_as_user.is_some() {
+        return Ok(());
+    }
+    let reason = match user {
+        ImageUser::Uid(0) => "container has runAsNonRoot and image will run as root".to_owned(),
+        ImageUser::Uid(_) => return Ok(()),
+        ImageUser::Name(name) => format!(
+            "container has runAsNonRoot and image has non-numeric user ({name}), cannot verify user is non-root"
+        ),
+    };
+    Err(SpecError::field(
+        pod,
+        format!("{field}.securityContext.runAsNonRoot"),
+        reason,
+    ))
+}
+
 /// The security context of `container` (at `field`), the pod's settings filling in what the
 /// container leaves unset.
 pub fn container_security(
@@ -104,6 +168,55 @@ pub fn container_security(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_as_non_root_refuses_an_image_that_would_run_as_root() {
+        let non_root = |run_as_user: Option<i64>| Container {
+            name: "c".into(),
+            security_context: Some(SecurityContext {
+                run_as_non_root: Some(true),
+                run_as_user,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let spec = PodSpec::default();
+        let check = |container: &Container, user: ImageUser| {
+            check_non_root_image("ns/p", &spec, container, "spec.containers[0]", &user)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            ImageUser::of(None, ""),
+            ImageUser::Uid(0),
+            "no user is root"
+        );
+        assert_eq!(ImageUser::of(Some(7), "x"), ImageUser::Uid(7));
+        assert_eq!(ImageUser::of(None, "web"), ImageUser::Name("web".into()));
+        assert_eq!(
+            check(&non_root(None), ImageUser::Uid(0)),
+            Err("pod ns/p: spec.containers[0].securityContext.runAsNonRoot: container has runAsNonRoot and image will run as root".into())
+        );
+        assert!(check(&non_root(None), ImageUser::Name("web".into()))
+            .unwrap_err()
+            .contains("non-numeric user (web)"));
+        assert_eq!(check(&non_root(None), ImageUser::Uid(1234)), Ok(()));
+        assert_eq!(
+            check(&non_root(Some(1000)), ImageUser::Uid(0)),
+            Ok(()),
+            "runAsUser decides"
+        );
+        let plain = Container::default();
+        assert_eq!(check(&plain, ImageUser::Uid(0)), Ok(()), "no runAsNonRoot");
+        // The pod's setting counts when the container has none.
+        let spec = PodSpec {
+            security_context: Some(PodSecurityContext {
+                run_as_non_root: Some(true),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(check_non_root_image("ns/p", &spec, &plain, "f", &ImageUser::Uid(0)).is_err());
+    }
     use k8s_cri::v1::NamespaceMode;
     use k8s_openapi::api::core::v1::{Capabilities, PodSecurityContext, SecurityContext};
 

@@ -1,4 +1,5 @@
-//! The pod conditions the kubelet owns, with their transition times.
+//! The pod conditions the kubelet owns, with their transition times, worded as upstream words
+//! them (clients and upstream's e2e specs compare the messages).
 
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStatus, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -12,7 +13,7 @@ pub(super) const READY_TO_START_CONTAINERS: &str = "PodReadyToStartContainers";
 pub(super) const INITIALIZED: &str = "Initialized";
 /// Every sidecar and regular container is ready.
 pub(super) const CONTAINERS_READY: &str = "ContainersReady";
-/// The pod can serve: the same as containers ready (readiness gates are not evaluated).
+/// The pod can serve: its containers are ready and every readiness gate's condition is true.
 pub(super) const READY: &str = "Ready";
 /// The pod is bound to this node, which is true of every pod the kubelet runs.
 pub(super) const SCHEDULED: &str = "PodScheduled";
@@ -25,6 +26,8 @@ pub(super) struct Facts<'a> {
     pub not_initialized: Vec<&'a str>,
     /// Sidecars and regular containers that are not ready, in spec order.
     pub not_ready: Vec<&'a str>,
+    /// The condition types of the pod's readiness gates, in spec order.
+    pub readiness_gates: Vec<&'a str>,
     /// The pod's phase.
     pub phase: &'static str,
 }
@@ -80,7 +83,10 @@ pub(super) fn build(
     } else if facts.not_ready.is_empty() {
         condition(CONTAINERS_READY, true, None, None)
     } else {
-        let message = format!("containers not ready: {}", facts.not_ready.join(", "));
+        let message = format!(
+            "containers with unready status: [{}]",
+            facts.not_ready.join(" ")
+        );
         condition(
             CONTAINERS_READY,
             false,
@@ -92,8 +98,8 @@ pub(super) fn build(
         condition(INITIALIZED, true, completed.then_some("PodCompleted"), None)
     } else {
         let message = format!(
-            "containers not initialized: {}",
-            facts.not_initialized.join(", ")
+            "containers with incomplete status: [{}]",
+            facts.not_initialized.join(" ")
         );
         condition(
             INITIALIZED,
@@ -110,10 +116,7 @@ pub(super) fn build(
             None,
         ),
         initialized,
-        PodCondition {
-            type_: READY.to_owned(),
-            ..ready.clone()
-        },
+        pod_ready(&ready, &facts.readiness_gates, previous),
         ready,
         condition(SCHEDULED, true, None, None),
     ];
@@ -135,6 +138,39 @@ pub(super) fn build(
         })
         .chain(others)
         .collect()
+}
+
+/// `Ready`: `ContainersReady` while that is not true, else false while a readiness gate's
+/// condition (set by some other client, found in `previous`) is missing or not true.
+fn pod_ready(
+    containers_ready: &PodCondition,
+    gates: &[&str],
+    previous: &[PodCondition],
+) -> PodCondition {
+    if containers_ready.status != "True" {
+        return PodCondition {
+            type_: READY.to_owned(),
+            ..containers_ready.clone()
+        };
+    }
+    let unready: String = gates
+        .iter()
+        .filter_map(|gate| match previous.iter().find(|c| c.type_ == *gate) {
+            None => Some(format!(
+                "corresponding condition of pod readiness gate {gate:?} does not exist."
+            )),
+            Some(c) if c.status != "True" => Some(format!(
+                "the status of pod readiness gate {gate:?} is not \"True\", but {}",
+                c.status
+            )),
+            Some(_) => None,
+        })
+        .collect();
+    if unready.is_empty() {
+        condition(READY, true, None, None)
+    } else {
+        condition(READY, false, Some("ReadinessGatesNotReady"), Some(unready))
+    }
 }
 
 fn condition(

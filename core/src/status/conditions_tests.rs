@@ -70,7 +70,7 @@ fn unready_containers_are_named() {
     let expected = (
         "False".to_owned(),
         Some("ContainersNotReady".to_owned()),
-        Some("containers not ready: app, web".to_owned()),
+        Some("containers with unready status: [app web]".to_owned()),
     );
     assert_eq!(summary(&status, "ContainersReady"), expected);
     assert_eq!(summary(&status, "Ready"), expected);
@@ -84,7 +84,10 @@ fn an_unready_sidecar_makes_the_pod_unready() {
     let containers = vec![running("proxy", 0), running("app", 0)];
     let status = compute(&pod, &observed(containers), &knowledge);
     let (_, _, message) = summary(&status, "Ready");
-    assert_eq!(message.as_deref(), Some("containers not ready: proxy"));
+    assert_eq!(
+        message.as_deref(),
+        Some("containers with unready status: [proxy]")
+    );
 }
 
 #[test]
@@ -103,7 +106,7 @@ fn unfinished_init_containers_and_unstarted_sidecars_are_named() {
         (
             "False".to_owned(),
             Some("ContainersNotInitialized".to_owned()),
-            Some("containers not initialized: proxy, migrate".to_owned()),
+            Some("containers with incomplete status: [proxy migrate]".to_owned()),
         )
     );
 }
@@ -228,4 +231,50 @@ fn conditions_carry_the_observed_generation() {
         .iter()
         .flatten()
         .all(|c| c.observed_generation == Some(4)));
+}
+
+#[test]
+fn readiness_gates_hold_the_pod_unready_until_their_conditions_are_true() {
+    let gate = |status: &str| PodCondition {
+        type_: "example.com/gate".into(),
+        status: status.into(),
+        ..PodCondition::default()
+    };
+    let mut pod = pod("Always", vec![], &["app"]);
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.readiness_gates = Some(vec![k8s_openapi::api::core::v1::PodReadinessGate {
+            condition_type: "example.com/gate".into(),
+        }]);
+    }
+    let ready_with = |conditions: Vec<PodCondition>| {
+        let mut pod = pod.clone();
+        pod.status = Some(PodStatus {
+            conditions: Some(conditions),
+            ..PodStatus::default()
+        });
+        let status = compute(&pod, &observed(vec![running("app", 0)]), &knowledge());
+        assert!(is_true(&status, "ContainersReady"), "{status:?}");
+        summary(&status, "Ready")
+    };
+    let unready = |message: &str| {
+        (
+            "False".to_owned(),
+            Some("ReadinessGatesNotReady".to_owned()),
+            Some(message.to_owned()),
+        )
+    };
+    assert_eq!(
+        ready_with(vec![]),
+        unready(
+            "corresponding condition of pod readiness gate \"example.com/gate\" does not exist."
+        )
+    );
+    assert_eq!(
+        ready_with(vec![gate("False")]),
+        unready("the status of pod readiness gate \"example.com/gate\" is not \"True\", but False")
+    );
+    assert_eq!(
+        ready_with(vec![gate("True")]),
+        ("True".to_owned(), None, None)
+    );
 }

@@ -185,6 +185,12 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
         ready_to_start_containers: network::sandbox_ready(spec, observed.sandbox.as_ref()),
         not_initialized,
         not_ready: conditions::not_ready(&init, &regular),
+        readiness_gates: spec
+            .readiness_gates
+            .iter()
+            .flatten()
+            .map(|gate| gate.condition_type.as_str())
+            .collect(),
         phase,
     };
     let now = knowledge.now.clone().unwrap_or_else(time::now);

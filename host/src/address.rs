@@ -1,6 +1,10 @@
 //! The node's address when `--node-ip` is not given: the IPv4 address the kernel picks to reach
 //! the default gateway, i.e. the address of the default route's interface (as upstream's
-//! host-interface choice when the hostname does not resolve).
+//! host-interface choice when the hostname does not resolve). [`crate::node::node_context`]
+//! puts it in the `NodeContext`, so the Node's `InternalIP`, a pod's `status.hostIP` and the
+//! `status.hostIP` env value are one address.
+//!
+//! Entry point: [`default_route_address`].
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 

@@ -1,0 +1,94 @@
+//! The pod conditions a node reports, against the real API server and the real containerd,
+//! where upstream's node conformance suite found sergeant wrong:
+//! - an init container that failed in a `restartPolicy: Never` pod leaves `Initialized` false
+//!   with upstream's message, `containers with incomplete status: [NAME]` ("InitContainer should
+//!   not start app containers and fail the pod if init containers fail on a RestartNever pod");
+//! - readiness gates: a running pod whose containers are ready but whose gates' conditions do
+//!   not exist is not ready, with upstream's reason and message (the first step of "Pods should
+//!   support pod readiness gates"; its later steps, a gate set true through the status
+//!   subresource making the pod ready, need the pod actor to hear of status-only changes, which
+//!   it does not yet).
+//!
+//! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
+//! SERGEANT_CRI_ENDPOINT).
+
+mod common;
+
+use common::managed::Managed;
+use common::node::{phase, SHELL};
+use serde_json::Value;
+
+/// `(status, reason, message)` of the pod's condition `type_`, empty strings when absent.
+fn condition(pod: &Value, type_: &str) -> (String, String, String) {
+    let found = pod["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_);
+    let text = |key: &str| {
+        found
+            .and_then(|c| c[key].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (text("status"), text("reason"), text("message"))
+}
+
+#[test]
+fn a_failed_init_container_is_named_as_upstream_words_it() {
+    let node = Managed::start("init-message", &[]);
+    node.create(
+        "init-fails",
+        &format!(
+            "  restartPolicy: Never\n  initContainers:\n  - name: init1\n    image: {SHELL}\n    command: [sh, -c, 'exit 0']\n  \
+             - name: init2\n    image: {SHELL}\n    command: [sh, -c, 'exit 1']\n  \
+             containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
+        ),
+    );
+    let pod = node.wait_pod("init-fails", "Failed", |p| phase(p) == "Failed");
+    assert_eq!(
+        condition(&pod, "Initialized"),
+        (
+            "False".to_owned(),
+            "ContainersNotInitialized".to_owned(),
+            "containers with incomplete status: [init2]".to_owned()
+        ),
+        "{}",
+        pod["status"]
+    );
+    assert_eq!(
+        condition(&pod, "ContainersReady"),
+        (
+            "False".to_owned(),
+            "ContainersNotReady".to_owned(),
+            "containers with unready status: [main]".to_owned()
+        ),
+        "{}",
+        pod["status"]
+    );
+}
+
+#[test]
+fn readiness_gates_without_their_conditions_keep_a_running_pod_unready() {
+    let node = Managed::start("readiness-gates", &[]);
+    node.create(
+        "gated",
+        &format!(
+            "  readinessGates:\n  - conditionType: example.com/first\n  - conditionType: example.com/second\n  \
+             containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
+        ),
+    );
+    let pod = node.wait_pod("gated", "Running with ready containers", |p| {
+        phase(p) == "Running" && condition(p, "ContainersReady").0 == "True"
+    });
+    assert_eq!(
+        condition(&pod, "Ready"),
+        (
+            "False".to_owned(),
+            "ReadinessGatesNotReady".to_owned(),
+            "corresponding condition of pod readiness gate \"example.com/first\" does not exist.corresponding condition of pod readiness gate \"example.com/second\" does not exist.".to_owned()
+        ),
+        "{}",
+        pod["status"]
+    );
+}
