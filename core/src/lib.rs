@@ -11,8 +11,10 @@
 //! the node's allocatable resources ([`allocatable`]) and the name rules of the API
 //! ([`names`]) are here too.
 
+pub mod admission;
 pub mod allocatable;
 pub mod backoff;
+pub mod credentials;
 pub mod gc;
 pub mod hash;
 pub mod kind;

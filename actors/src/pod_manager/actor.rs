@@ -11,7 +11,6 @@ use sergeant_messages::runtime::cri;
 use sergeant_messages::supervision::ChildGaveUp;
 use tokio::sync::watch;
 
-use super::admission::{admit, Capacity, Rejection};
 use super::children::{PodAssignment, PodAssignments};
 use super::gave_up::given_up;
 use super::update::changed;
@@ -21,6 +20,7 @@ use crate::pod::report;
 use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, UpdatePod, WorkerDeps};
 use crate::runtime::RuntimePort;
 use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
+use sergeant_core::admission::{admit, Capacity, Rejection};
 use sergeant_core::allocatable::NodeResources;
 use sergeant_core::backoff::BackoffPolicy;
 use sergeant_core::labels;

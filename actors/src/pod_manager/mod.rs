@@ -8,7 +8,6 @@
 //! Entry points: [`PodManager`], and [`pod_supervisor`] for its pod actors.
 
 mod actor;
-mod admission;
 mod children;
 mod gave_up;
 mod update;
@@ -16,5 +15,4 @@ mod update;
 pub use actor::{
     ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps, PodReport, PodTerminated,
 };
-pub use admission::{admit, Rejection};
 pub use children::{pod_supervisor, PodAssignment, PodAssignments, POD_SUPERVISOR};

@@ -6,13 +6,13 @@
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::runtime::cri;
 
-use super::docker_config::encode_auth;
-use super::keyring::Credential;
-use super::pod_keyring::PodKeyring;
-use super::reference::repository;
 use crate::events::EventType::Warning;
 use crate::events::{pod_event, reason};
 use crate::runtime::RuntimePort;
+use sergeant_core::credentials::docker_config::encode_auth;
+use sergeant_core::credentials::keyring::Credential;
+use sergeant_core::credentials::reference::repository;
+use sergeant_core::credentials::PodKeyring;
 use sergeant_core::spec::PodObjects;
 
 /// Pulls `image` for `pod` with the credentials of its pull secrets in `objects`.

@@ -1,9 +1,10 @@
 //! Admission: whether a pod fits on the node next to the pods already admitted — pod count
-//! (`maxPods`), host ports, and CPU and memory requests against what the node has.
+//! (`maxPods`), host ports, and CPU and memory requests against what the node has. Entry point:
+//! [`admit`], which the pod manager asks before it starts a pod.
 
 use std::collections::BTreeSet;
 
-use sergeant_messages::pods::core::Pod;
+use k8s_openapi::api::core::v1::Pod;
 
 /// Why a pod was not admitted; it becomes the pod's Failed status, as upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +93,7 @@ fn host_ports(pod: &Pod) -> Vec<(String, i32)> {
 /// each request is within a quantity's range, but a pod's total need not be.
 fn requests(pod: &Pod) -> (i64, i64) {
     let Some(spec) = &pod.spec else { return (0, 0) };
-    let of = |c: &sergeant_messages::pods::core::Container| {
+    let of = |c: &k8s_openapi::api::core::v1::Container| {
         let requests = c.resources.as_ref().and_then(|r| r.requests.as_ref());
         let get = |name: &str, milli: bool| {
             requests

@@ -1,11 +1,11 @@
 //! The keyring of one pod: the credentials of its `spec.imagePullSecrets`, in their order, out
 //! of the secrets the sync step fetched — and which of them gave nothing, and why.
 
-use sergeant_messages::pods::core::Pod;
+use k8s_openapi::api::core::v1::Pod;
 
 use super::docker_config::{add_secret, PullSecretError};
 use super::keyring::Keyring;
-use sergeant_core::spec::{ObjectKind, PodObjects};
+use crate::spec::{ObjectKind, PodObjects};
 
 /// A pod's pull credentials and what went wrong reading them.
 #[derive(Debug, Default)]
@@ -68,7 +68,7 @@ mod tests {
         .unwrap()
     }
 
-    fn secret(user: &str) -> sergeant_core::spec::ObjectData {
+    fn secret(user: &str) -> crate::spec::ObjectData {
         let config =
             format!(r#"{{"auths": {{"quay.io": {{"username": "{user}", "password": "p"}}}}}}"#);
         [(".dockerconfigjson".to_owned(), config.into_bytes())].into()
