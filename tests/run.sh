@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs what the tests need on a fresh machine, builds sergeant, and
-# runs every test (unit, integration, end-to-end) with nothing skipped.
+# runs every test (unit, integration, end-to-end) with nothing skipped, then the fast subset of
+# upstream's node conformance suite (tests/conformance/run.sh --fast) against that build.
 #
 # Caches live outside the repository so a second run is fast: the cargo target directory under
 # ~/.cache/sergeant. Override it with CARGO_TARGET_DIR.
@@ -86,6 +87,14 @@ main() {
 
     log "tests"
     cargo test --workspace --all-features --no-fail-fast -- --test-threads=4
+
+    # Upstream's own judgement, one [NodeConformance] spec per area, on the sergeant just built
+    # (the debug build the tests ran); it brings up its own registry, containerd, control plane
+    # and node and stops them again, and fails on any failed or unrun spec. Its first run on a
+    # machine also builds e2e.test, ginkgo, agnhost and the images (see tests/conformance).
+    # Its last line counts its specs ("conformance: N passed, N failed").
+    log "node conformance, fast subset"
+    CONFORMANCE_SERGEANT="$CARGO_TARGET_DIR/debug/sergeant" bash "$repo/tests/conformance/run.sh" --fast
 }
 
 main "$@"
