@@ -22,6 +22,8 @@
 mod common;
 #[path = "common/isolation.rs"]
 mod isolation;
+#[path = "common/stats.rs"]
+mod stats;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -36,6 +38,7 @@ use common::{free_port, TestConfig};
 use isolation::Isolation;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use serde_json::{json, Value};
+use stats::percentile;
 
 /// Pods per measured round. One unmeasured pod comes first, so that neither agent's numbers
 /// include pulling the images into the fresh containerd, or its own first-pod set-up.
@@ -494,20 +497,6 @@ fn round(
         start_to_seen,
         diagnosis,
     }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    // Nearest rank.
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_precision_loss
-    )]
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1].as_secs_f64() * 1e3
 }
 
 /// Prints `lines` indented below a result line.

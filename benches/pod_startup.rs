@@ -17,7 +17,8 @@ mod common;
 use std::fs;
 use std::time::{Duration, Instant};
 
-use common::{all, containers_running, quantile_ms, Agent, HealthzSampler, Kind};
+use common::stats::percentile;
+use common::{all, containers_running, Agent, HealthzSampler, Kind};
 use serde_json::{json, Value};
 
 const SIZES: [usize; 3] = [1, 10, 110];
@@ -76,8 +77,8 @@ fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
         });
         let to_running = written.elapsed();
         let latencies = healthz.finish();
-        let (p50, p99) = (quantile_ms(&latencies, 0.5), quantile_ms(&latencies, 0.99));
-        let max = quantile_ms(&latencies, 1.0);
+        let (p50, p99) = (percentile(&latencies, 0.5), percentile(&latencies, 0.99));
+        let max = percentile(&latencies, 1.0);
         println!(
             "{:>16} {count:>4} pods: /healthz while starting p50 {p50:>6.1} ms, p99 {p99:>6.1} ms, max {max:>6.1} ms ({} checks)",
             kind.name(),

@@ -8,6 +8,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod harness;
 pub mod isolation;
+pub mod stats;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -290,13 +291,4 @@ impl HealthzSampler {
         latencies.sort();
         latencies
     }
-}
-
-/// The `q` quantile (0..=1) of sorted `values`, in milliseconds.
-pub fn quantile_ms(values: &[Duration], q: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let index = ((values.len() - 1) as f64 * q).round() as usize;
-    values[index.min(values.len() - 1)].as_secs_f64() * 1e3
 }
