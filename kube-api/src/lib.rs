@@ -7,7 +7,8 @@
 //! one jittered, bounded back-off, [`RetryBackoff`]; reads the Node authorizer refuses for a
 //! moment after a pod is bound are retried before they count as failures (`forbidden`).
 //! Each watched pod object is decoded and checked alone ([`pod_object::convert`]) into a view
-//! that a relist replaces only once complete ([`ApiStore`]).
+//! that a relist replaces only once complete ([`ApiStore`], over the [`RelistView`] every watched
+//! view shares).
 
 mod backoff;
 mod client;
@@ -15,6 +16,7 @@ mod forbidden;
 pub mod pod_object;
 mod pod_objects;
 mod pod_store;
+mod relist;
 mod token;
 mod transport;
 mod watch;
@@ -23,5 +25,6 @@ pub use backoff::RetryBackoff;
 pub use client::{client_from_kubeconfig, ApiClientError};
 pub use pod_objects::fetch_pod_objects;
 pub use pod_store::ApiStore;
+pub use relist::{RelistView, WatchEntries};
 pub use token::TokenCache;
 pub use watch::{node_pods, PodWatchItem};

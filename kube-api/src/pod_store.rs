@@ -12,6 +12,7 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::{PodSource, RejectedManifest, SourceSnapshot};
 
 use crate::pod_object::{convert, origin_of};
+use crate::relist::{key_of, RelistView, WatchEntries};
 
 /// One object of the view.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,58 +24,32 @@ enum Entry {
 /// The pods bound to the node, by `namespace/name`.
 #[derive(Debug, Default)]
 pub struct ApiStore {
-    view: BTreeMap<String, Entry>,
-    /// A relist in progress.
-    relist: Option<BTreeMap<String, Entry>>,
-    synced: bool,
+    view: RelistView<Entry>,
 }
 
 impl ApiStore {
     /// Takes one watcher event; true when the view changed (time to publish).
     pub fn apply(&mut self, event: Event<DynamicObject>) -> bool {
-        match event {
-            Event::Init => {
-                self.relist = Some(BTreeMap::new());
-                false
-            }
-            Event::InitApply(object) => {
-                let relist = self.relist.get_or_insert_with(BTreeMap::new);
-                insert(relist, &object);
-                false
-            }
-            Event::InitDone => {
-                self.view = self.relist.take().unwrap_or_default();
-                self.synced = true;
-                true
-            }
-            Event::Apply(object) => {
-                insert(&mut self.view, &object);
-                true
-            }
-            Event::Delete(object) => {
-                self.view.remove(&key_of(&object));
-                true
-            }
-        }
+        self.view.apply(event, &mut BoundPods)
     }
 
     /// Whether a complete list has been read.
     pub fn synced(&self) -> bool {
-        self.synced
+        self.view.synced()
     }
 
     /// The view as the pod manager takes it.
     pub fn snapshot(&self) -> SourceSnapshot {
         let mut pods = Vec::new();
         let mut rejected = Vec::new();
-        for entry in self.view.values() {
+        for entry in self.view.view().values() {
             match entry {
                 Entry::Pod(pod) => pods.push(Arc::clone(pod)),
                 Entry::Rejected(why) => rejected.push(why.clone()),
             }
         }
         SourceSnapshot {
-            synced: self.synced,
+            synced: self.view.synced(),
             source: PodSource::Api,
             pods,
             rejected,
@@ -82,32 +57,35 @@ impl ApiStore {
     }
 }
 
-fn key_of(object: &DynamicObject) -> String {
-    format!(
-        "{}/{}",
-        object.metadata.namespace.as_deref().unwrap_or_default(),
-        object.metadata.name.as_deref().unwrap_or_default()
-    )
-}
+/// Each pod bound to the node decoded and checked alone: a pod, or why it was rejected.
+struct BoundPods;
 
-fn insert(view: &mut BTreeMap<String, Entry>, object: &DynamicObject) {
-    let key = key_of(object);
-    match convert(object) {
-        Ok(Some(pod)) => {
-            view.insert(key, Entry::Pod(Arc::new(pod)));
+impl WatchEntries<Entry> for BoundPods {
+    fn insert(&mut self, view: &mut BTreeMap<String, Entry>, object: DynamicObject) -> bool {
+        let key = key_of(&object);
+        match convert(&object) {
+            Ok(Some(pod)) => {
+                view.insert(key, Entry::Pod(Arc::new(pod)));
+            }
+            Ok(None) => {
+                view.remove(&key);
+            }
+            Err(error) => {
+                view.insert(
+                    key,
+                    Entry::Rejected(RejectedManifest {
+                        origin: origin_of(&object),
+                        error: error.to_string(),
+                    }),
+                );
+            }
         }
-        Ok(None) => {
-            view.remove(&key);
-        }
-        Err(error) => {
-            view.insert(
-                key,
-                Entry::Rejected(RejectedManifest {
-                    origin: origin_of(object),
-                    error: error.to_string(),
-                }),
-            );
-        }
+        true
+    }
+
+    fn remove(&mut self, view: &mut BTreeMap<String, Entry>, object: DynamicObject) -> bool {
+        view.remove(&key_of(&object));
+        true
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
+use sergeant_kube_api::{RelistView, WatchEntries};
 use sergeant_messages::pods::core::Pod;
 
 use super::plan::key_of;
@@ -31,79 +32,69 @@ pub enum Written {
 /// The mirror pods seen so far.
 #[derive(Debug, Default)]
 pub struct MirrorStore {
-    view: BTreeMap<String, Arc<Pod>>,
-    relist: Option<BTreeMap<String, Arc<Pod>>>,
-    synced: bool,
+    view: RelistView<Arc<Pod>>,
 }
 
 impl MirrorStore {
     /// Takes one watcher event; true when the view may have changed.
     pub fn apply(&mut self, event: Event<DynamicObject>) -> bool {
-        match event {
-            Event::Init => {
-                self.relist = Some(BTreeMap::new());
-                false
-            }
-            Event::InitApply(object) => {
-                insert(self.relist.get_or_insert_with(BTreeMap::new), object);
-                false
-            }
-            Event::InitDone => {
-                self.view = self.relist.take().unwrap_or_default();
-                self.synced = true;
-                true
-            }
-            Event::Apply(object) => insert(&mut self.view, object),
-            Event::Delete(object) => mirror(object).is_some_and(|pod| {
-                let key = key_of(&pod);
-                self.forget(&key, pod.metadata.uid.as_deref().unwrap_or_default())
-            }),
-        }
+        self.view.apply(event, &mut MirrorPods)
     }
 
     /// Takes in a write of the agent's own before the watch shows it.
     pub fn wrote(&mut self, written: Written) {
+        let view = self.view.view_mut();
         match written {
             Written::Created(pod) => {
-                self.view.insert(key_of(&pod), pod);
+                view.insert(key_of(&pod), pod);
             }
             Written::Deleted { key, uid } => {
-                self.forget(&key, &uid);
+                forget(view, &key, &uid);
             }
         }
-    }
-
-    /// Drops `key` if it still is the mirror pod with `uid` (not one made since); true if so.
-    fn forget(&mut self, key: &str, uid: &str) -> bool {
-        let same = self
-            .view
-            .get(key)
-            .is_some_and(|pod| pod.metadata.uid.as_deref() == Some(uid));
-        if same {
-            self.view.remove(key);
-        }
-        same
     }
 
     /// Whether a complete list has been read.
     #[must_use]
     pub const fn synced(&self) -> bool {
-        self.synced
+        self.view.synced()
     }
 
     /// The mirror pods by `namespace/name`.
     #[must_use]
     pub const fn view(&self) -> &BTreeMap<String, Arc<Pod>> {
-        &self.view
+        self.view.view()
     }
 }
 
-/// Keeps `object` if it is a mirror pod; true if it was.
-fn insert(view: &mut BTreeMap<String, Arc<Pod>>, object: DynamicObject) -> bool {
-    mirror(object).is_some_and(|pod| {
-        view.insert(key_of(&pod), Arc::new(pod));
-        true
-    })
+/// Of the node's pods, the mirror pods the agent can read.
+struct MirrorPods;
+
+impl WatchEntries<Arc<Pod>> for MirrorPods {
+    fn insert(&mut self, view: &mut BTreeMap<String, Arc<Pod>>, object: DynamicObject) -> bool {
+        mirror(object).is_some_and(|pod| {
+            view.insert(key_of(&pod), Arc::new(pod));
+            true
+        })
+    }
+
+    fn remove(&mut self, view: &mut BTreeMap<String, Arc<Pod>>, object: DynamicObject) -> bool {
+        mirror(object).is_some_and(|pod| {
+            let uid = pod.metadata.uid.as_deref().unwrap_or_default();
+            forget(view, &key_of(&pod), uid)
+        })
+    }
+}
+
+/// Drops `key` if it still is the mirror pod with `uid` (not one made since); true if so.
+fn forget(view: &mut BTreeMap<String, Arc<Pod>>, key: &str, uid: &str) -> bool {
+    let same = view
+        .get(key)
+        .is_some_and(|pod| pod.metadata.uid.as_deref() == Some(uid));
+    if same {
+        view.remove(key);
+    }
+    same
 }
 
 /// `object` as a pod, if it is a mirror pod the agent can read.
