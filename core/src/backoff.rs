@@ -3,7 +3,12 @@
 //!
 //! As upstream: the first restart is immediate, each next one waits twice as long as the one
 //! before (from the configured initial period up to the maximum), and a container that ran for
-//! ten minutes before failing starts over.
+//! ten minutes before failing starts over. [`Doubling`] is the plain retry pause the agent's
+//! other loops use.
+
+mod doubling;
+
+pub use doubling::Doubling;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -4,6 +4,8 @@ use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
+use sergeant_core::backoff::Doubling;
+
 /// A bounded, jittered exponential back-off for retries against the API server.
 ///
 /// It exists because a node agent's retries have two duties that pull apart: not to hammer an
@@ -19,9 +21,7 @@ use std::time::Duration;
 /// bounded, while a fleet of nodes spreads its retries instead of arriving in lockstep.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryBackoff {
-    first: Duration,
-    max: Duration,
-    step: Duration,
+    step: Doubling,
 }
 
 impl RetryBackoff {
@@ -29,22 +29,19 @@ impl RetryBackoff {
     #[must_use]
     pub const fn new(first: Duration, max: Duration) -> Self {
         Self {
-            first,
-            max,
-            step: first,
+            step: Doubling::new(first, max),
         }
     }
 
     /// The delay before the next attempt; the one after it will be longer, up to `max`.
     pub fn next_delay(&mut self) -> Duration {
-        let step = self.step;
-        self.step = (step * 2).min(self.max);
+        let step = self.step.next_delay();
         step / 2 + (step / 2).mul_f64(random_fraction())
     }
 
     /// Starts over from `first`: the last call succeeded.
     pub fn reset(&mut self) {
-        self.step = self.first;
+        self.step.reset();
     }
 }
 

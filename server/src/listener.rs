@@ -22,6 +22,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use sergeant_core::backoff::Doubling;
 use sergeant_supervisor::failpoint;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpSocket, TcpStream};
@@ -136,7 +137,7 @@ pub fn serve<T: Transport>(
     );
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     Ok(async move {
-        let mut pause = ACCEPT_PAUSE_MIN;
+        let mut pause = Doubling::new(ACCEPT_PAUSE_MIN, ACCEPT_PAUSE_MAX);
         loop {
             let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
                 return format!("{addr}: the connection slots were closed");
@@ -149,14 +150,14 @@ pub fn serve<T: Transport>(
                 Err(err) if is_transient(&err) => {
                     // Out of file descriptors or a connection reset before it was taken:
                     // wait a little instead of spinning, as Go's server does.
+                    let pause = pause.next_delay();
                     tracing::warn!(%addr, ?pause, "accept failed, pausing: {err}");
                     tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(ACCEPT_PAUSE_MAX);
                     continue;
                 }
                 Err(err) => return format!("{addr}: accept failed: {err}"),
             };
-            pause = ACCEPT_PAUSE_MIN;
+            pause.reset();
             let (transport, router) = (transport.clone(), router.clone());
             actix_rt::spawn(async move {
                 connection(transport, router, tcp, peer).await;

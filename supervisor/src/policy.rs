@@ -1,6 +1,7 @@
 //! How often and how fast a supervisor restarts its children: exponential backoff and the
 //! restart-intensity window.
 
+use sergeant_core::backoff::Doubling;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -59,30 +60,24 @@ impl RestartPolicy {
 /// The doubling restart delay of one child.
 #[derive(Debug, Clone)]
 pub(crate) struct Backoff {
-    initial: Duration,
-    max: Duration,
     reset_after: Duration,
-    next: Duration,
+    delay: Doubling,
 }
 
 impl Backoff {
     pub(crate) fn new(policy: &RestartPolicy) -> Self {
         Self {
-            initial: policy.backoff_initial,
-            max: policy.backoff_max,
             reset_after: policy.backoff_reset_after,
-            next: policy.backoff_initial,
+            delay: Doubling::new(policy.backoff_initial, policy.backoff_max),
         }
     }
 
     /// The delay before the next restart of a child that ran for `ran_for` before failing.
     pub(crate) fn delay(&mut self, ran_for: Duration) -> Duration {
         if ran_for >= self.reset_after {
-            self.next = self.initial;
+            self.delay.reset();
         }
-        let delay = self.next;
-        self.next = (self.next * 2).min(self.max);
-        delay
+        self.delay.next_delay()
     }
 }
 

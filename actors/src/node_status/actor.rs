@@ -18,10 +18,10 @@ use super::conditions::not_ready_reason;
 use super::error::ApiCallError;
 use super::lease::{self, Holder};
 use super::machine::{self, MachineFacts};
-use super::retry::Retry;
 use super::sync::{self, Action, Outcome, Round};
 use crate::config_feed::ConfigState;
 use crate::runtime::RuntimePort;
+use sergeant_core::backoff::Doubling;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 
@@ -58,7 +58,7 @@ struct Loop {
     metric: &'static str,
     busy: bool,
     timer: Option<SpawnHandle>,
-    retry: Retry,
+    retry: Doubling,
     last_error: Option<String>,
 }
 
@@ -69,7 +69,7 @@ impl Loop {
             metric,
             busy: false,
             timer: None,
-            retry: Retry::new(first, max),
+            retry: Doubling::new(first, max),
             last_error: None,
         }
     }
@@ -85,7 +85,7 @@ impl Loop {
         match result {
             Ok(label) => {
                 metrics::counter!(self.metric, "result" => label).increment(1);
-                self.retry.succeeded();
+                self.retry.reset();
                 self.last_error = None;
                 period
             }
@@ -99,7 +99,7 @@ impl Loop {
                     tracing::debug!("{} failed again: {error}", self.what);
                 }
                 self.last_error = Some(error.to_string());
-                self.retry.failed().min(period)
+                self.retry.next_delay().min(period)
             }
         }
     }

@@ -14,7 +14,6 @@ pub mod images;
 pub mod lease;
 pub mod machine;
 mod register;
-mod retry;
 mod sync;
 
 pub use actor::{ManagedDeps, NodeStatus};

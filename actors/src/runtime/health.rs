@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use actix::{AsyncContext, Context, Message, Recipient, SpawnHandle};
+use sergeant_core::backoff::Doubling;
 use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeHealth};
 
 use super::adapter::RuntimeAdapter;
@@ -26,10 +27,18 @@ impl Message for Poll {
 }
 
 /// When the next poll is due: the pending poll and the current retry delay.
-#[derive(Default)]
 pub(super) struct PollSchedule {
     next: Option<SpawnHandle>,
-    retry: Option<Duration>,
+    retry: Doubling,
+}
+
+impl Default for PollSchedule {
+    fn default() -> Self {
+        Self {
+            next: None,
+            retry: Doubling::new(FIRST_RETRY, MAX_RETRY),
+        }
+    }
 }
 
 impl PollSchedule {
@@ -38,19 +47,17 @@ impl PollSchedule {
         if let Some(handle) = self.next.take() {
             ctx.cancel_future(handle);
         }
-        self.retry = None;
+        self.retry.reset();
         ctx.notify(Poll);
     }
 
     /// Schedules the next poll after one that found the runtime `reachable` or not.
     pub(super) fn schedule_next(&mut self, ctx: &mut Context<RuntimeAdapter>, reachable: bool) {
         let delay = if reachable {
-            self.retry = None;
+            self.retry.reset();
             HEALTHY_PERIOD
         } else {
-            let delay = self.retry.map_or(FIRST_RETRY, |d| (d * 2).min(MAX_RETRY));
-            self.retry = Some(delay);
-            delay
+            self.retry.next_delay()
         };
         self.next = Some(ctx.notify_later(Poll, delay));
     }
