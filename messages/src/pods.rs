@@ -103,3 +103,28 @@ pub struct LifecycleEvents(pub Vec<LifecycleEvent>);
 impl actix::Message for LifecycleEvents {
     type Result = ();
 }
+
+/// A pod actor's latest view of its pod, status included, for the pod manager (which forwards
+/// the status and keeps it for `/pods`).
+#[derive(Debug, Clone)]
+pub struct PodReport {
+    /// Which pod.
+    pub key: PodKey,
+    /// The pod with its computed status.
+    pub pod: Arc<core::Pod>,
+}
+
+impl actix::Message for PodReport {
+    type Result = ();
+}
+
+/// A pod actor finished terminating its pod: the pod manager forgets it.
+#[derive(Debug, Clone)]
+pub struct PodTerminated {
+    /// Which pod.
+    pub key: PodKey,
+}
+
+impl actix::Message for PodTerminated {
+    type Result = ();
+}

@@ -2,7 +2,7 @@
 //!
 //! Entry points: declare children with [`ChildSpec::worker`] and [`ChildSpec::supervisor`],
 //! start the root with [`start_root`], and reach children through the [`ChildRef`] of their
-//! [`Slot`]. A [`Supervisor`] detects a child's stop, error exit ([`ChildEnv::fail`]) and panic,
+//! [`Slot`] (narrowed to one message type: [`ChildRecipient`]). A [`Supervisor`] detects a child's stop, error exit ([`ChildEnv::fail`]) and panic,
 //! restarts by [`Strategy`](sergeant_messages::supervision::Strategy) with backoff, and escalates
 //! past its [`RestartPolicy`]'s intensity. Children that come and go (pods, probe workers) live
 //! under a [`DynamicSupervisor`], declared with [`ChildSpec::dynamic_supervisor`].
@@ -14,6 +14,7 @@ pub mod failpoint;
 mod life;
 pub mod metrics;
 mod policy;
+mod recipient;
 mod root;
 mod slot;
 mod thread;
@@ -25,6 +26,7 @@ pub use dynamic::{
     MakeChild, OnFailure, OnGiveUp, StartChild, StopChild,
 };
 pub use policy::RestartPolicy;
+pub use recipient::ChildRecipient;
 pub use root::{start_root, RootExit, RootHandle};
 pub use slot::{Availability, ChildRef, Mark, SendError, Slot};
 pub use thread::spawn_actor_on_thread;

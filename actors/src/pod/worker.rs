@@ -25,13 +25,13 @@ use super::probe::{ProbeDeps, ProbeResult, ProbeSet};
 use super::sync::{sync, SyncInput, SyncOutcome};
 use super::verdicts;
 use crate::events::EventSink;
-use crate::pod_manager::{PodManager, PodTerminated};
 use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::plan::ProbeVerdicts;
 use sergeant_core::spec::NodeContext;
 use sergeant_kube_api::TokenCache;
-use sergeant_supervisor::{failpoint, ChildEnv, ChildRef, RestartPolicy};
+use sergeant_messages::pods::{PodReport, PodTerminated};
+use sergeant_supervisor::{failpoint, ChildEnv, ChildRecipient, RestartPolicy};
 
 #[path = "worker_report.rs"]
 mod reporting;
@@ -54,8 +54,10 @@ pub struct WorkerDeps {
     pub node: Arc<NodeContext>,
     /// Crash-loop periods.
     pub restart_policy: BackoffPolicy,
-    /// Where reports go, across the pod manager's restarts.
-    pub manager: ChildRef<PodManager>,
+    /// Where status reports go, across the pod manager's restarts.
+    pub reports: ChildRecipient<PodReport>,
+    /// Where the end of the pod's termination is told, across the pod manager's restarts.
+    pub terminations: ChildRecipient<PodTerminated>,
     /// Where events go.
     pub events: EventSink,
     /// The API server, in managed mode (config maps, secrets, tokens).
@@ -359,7 +361,7 @@ impl PodWorker {
                     let done = PodTerminated {
                         key: act.key.clone(),
                     };
-                    if let Err(error) = act.deps.manager.tell(done) {
+                    if let Err(error) = act.deps.terminations.tell(done) {
                         // A restarted pod manager asks for this actor again, which finds
                         // nothing left to terminate and says so.
                         tracing::debug!(pod = %act.key, "termination not reported: {error}");

@@ -15,9 +15,9 @@ use crate::pod::observe::refresh;
 use crate::pod::probe::ProbeKind;
 use crate::pod::report;
 use crate::pod::termination::read_messages;
-use crate::pod_manager::PodReport;
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::status::{api_time, Knowledge};
+use sergeant_messages::pods::PodReport;
 
 impl PodWorker {
     /// Something changed while a sync or a stop is under way, which may take long (a pull, a
@@ -94,7 +94,7 @@ impl PodWorker {
             key: self.key.clone(),
             pod: Arc::new(reported),
         };
-        if let Err(error) = self.deps.manager.tell(report) {
+        if let Err(error) = self.deps.reports.tell(report) {
             // The next sync reports again.
             tracing::debug!(pod = %self.key, "status not reported: {error}");
         }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
 use sergeant_messages::pods::core::Pod;
-use sergeant_messages::pods::{LifecycleEvents, PodKey, SourceSnapshot};
+use sergeant_messages::pods::{LifecycleEvents, PodKey, PodReport, PodTerminated, SourceSnapshot};
 use sergeant_messages::runtime::cri;
 use sergeant_messages::supervision::ChildGaveUp;
 use tokio::sync::watch;
@@ -272,7 +272,8 @@ impl PodManager {
             port: self.deps.port.clone(),
             node,
             restart_policy,
-            manager: self.deps.manager.clone(),
+            reports: self.deps.manager.recipient(),
+            terminations: self.deps.manager.recipient(),
             events: self.deps.events.clone(),
             api: self.deps.api.clone(),
             supervision: self.deps.supervision.clone(),
@@ -530,19 +531,6 @@ impl Handler<LifecycleEvents> for PodManager {
     }
 }
 
-/// A pod actor's latest view of its pod, status included.
-#[derive(Debug, Clone)]
-pub struct PodReport {
-    /// Which pod.
-    pub key: PodKey,
-    /// The pod with its computed status.
-    pub pod: Arc<Pod>,
-}
-
-impl Message for PodReport {
-    type Result = ();
-}
-
 impl Handler<PodReport> for PodManager {
     type Result = ();
 
@@ -556,17 +544,6 @@ impl Handler<PodReport> for PodManager {
             self.show_status();
         }
     }
-}
-
-/// A pod actor finished terminating its pod.
-#[derive(Debug, Clone)]
-pub struct PodTerminated {
-    /// Which pod.
-    pub key: PodKey,
-}
-
-impl Message for PodTerminated {
-    type Result = ();
 }
 
 impl Handler<PodTerminated> for PodManager {
