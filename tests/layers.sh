@@ -5,7 +5,9 @@
 #   - the one way tokio reaches core is k8s-cri, whose generated CRI types come with tonic's
 #     client stubs (the crate has no feature to leave them out); core uses only the types,
 #     so the check prunes k8s-cri and fails on any other path;
-#   - actors never depend on the HTTP server (the server sits above them).
+#   - actors never depend on the HTTP server (the server sits above them);
+#   - within each crate, no two top-level modules import each other, directly or round a loop
+#     (tests/layers/module_loops.py; the loops still there are listed in it with their reason).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -26,6 +28,9 @@ forbid sergeant-core "$pure" "core is pure: no actors, runtime, client or higher
 forbid sergeant-host "$pure" "host does node file work only, called by actors"
 forbid sergeant-actors '^sergeant-server$' "the server sits above the actors"
 forbid sergeant-kube-api '^(sergeant-actors|sergeant-server)$' "the API client sits below the actors"
+
+python3 tests/layers/module_loops.py . actors config core host kube-api messages runtime-adapters \
+	server supervisor . || failed=1
 
 ((failed == 0)) && echo "layers: crate graph as documented (core and host pure, server above actors)"
 exit "$failed"

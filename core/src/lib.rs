@@ -20,6 +20,7 @@ pub mod hash;
 pub mod kind;
 pub mod labels;
 pub mod limits;
+pub mod located;
 pub mod manifest;
 pub mod names;
 pub mod plan;

@@ -10,9 +10,9 @@ use k8s_openapi::api::core::v1::Pod;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::error::{FieldPath, Manifest, ManifestError, Segment};
 use super::fields::known_fields;
-use super::outline::outline;
+use crate::located::outline::outline;
+use crate::located::{FieldPath, Manifest, ManifestError, Segment};
 use crate::names::quoted;
 use crate::names::MAX_QUOTED_CHARS;
 

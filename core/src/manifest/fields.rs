@@ -10,7 +10,7 @@ use serde::de::{
 };
 use serde::Deserialize;
 
-use super::error::{FieldPath, Segment};
+use crate::located::{FieldPath, Segment};
 
 /// The fields of the object at `path` in a pod (empty when the path does not lead to an
 /// object with named fields, e.g. into a label map).

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSecurityContext, Probe, Toleration};
 
 use super::decode;
-use super::error::{FieldPath, Manifest, ManifestError, Rejection};
 use crate::limits::MAX_MANIFEST_BYTES;
+use crate::located::{FieldPath, Manifest, ManifestError, Rejection};
 use crate::source::{CONFIG_HASH, CONFIG_SOURCE, FILE_SOURCE};
 use crate::validate;
 

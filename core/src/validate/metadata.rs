@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::{Checks, Origin};
 use crate::limits::{MAX_ANNOTATIONS_BYTES, MAX_LABELS};
-use crate::manifest::FieldPath;
+use crate::located::FieldPath;
 use crate::names::{label_problem, label_value_problem, qualified_name_problem, subdomain_problem};
 
 impl Checks<'_, '_> {

@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::{Container, ContainerPort, LifecycleHandler, Pod
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::limits::{MAX_CONTAINERS, MAX_ENV, MAX_PORTS, MAX_VOLUMES};
-use crate::manifest::{FieldPath, Manifest, ManifestError};
+use crate::located::{FieldPath, Manifest, ManifestError};
 use crate::names::{label_problem, port_name_problem};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];

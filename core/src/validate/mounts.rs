@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Container;
 
 use super::Checks;
 use crate::limits::MAX_VOLUME_MOUNTS;
-use crate::manifest::FieldPath;
+use crate::located::FieldPath;
 
 /// Why `path` (a subPath) is not a relative path that stays below where it starts.
 fn descending_path_problem(path: &str) -> Option<&'static str> {

@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 use sergeant_config::Quantity;
 
 use super::Checks;
-use crate::manifest::FieldPath;
+use crate::located::FieldPath;
 use crate::names::{qualified_name_problem, quoted};
 
 /// The names a container may request without a domain, besides `hugepages-<size>`.
