@@ -98,7 +98,12 @@ impl TreeNode {
 
 /// Asks a supervisor for a snapshot of itself and everything below it.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct GetTree;
+pub struct GetTree {
+    /// Leaves out what lives below the children of dynamic supervisors (each pod actor's probe
+    /// workers), which costs a message to every pod actor and waits for the busiest: `/healthz`
+    /// never counts those subtrees, `/debug/supervision` shows them.
+    pub skip_isolated: bool,
+}
 
 impl Message for GetTree {
     type Result = TreeNode;

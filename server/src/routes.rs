@@ -129,8 +129,8 @@ pub(super) fn router(endpoints: Endpoints, deps: ServerDeps) -> Router {
     .with_state(deps)
 }
 
-async fn tree(deps: &ServerDeps) -> Result<TreeNode, Response> {
-    deps.root.send(GetTree).await.map_err(|err| {
+async fn tree(deps: &ServerDeps, ask: GetTree) -> Result<TreeNode, Response> {
+    deps.root.send(ask).await.map_err(|err| {
         (
             StatusCode::SERVICE_UNAVAILABLE,
             format!("supervision tree unavailable: {err}\n"),
@@ -152,7 +152,14 @@ fn degraded_paths(node: &TreeNode, out: &mut Vec<String>) {
 }
 
 async fn healthz(State(deps): State<ServerDeps>) -> Response {
-    let tree = match tree(&deps).await {
+    let tree = match tree(
+        &deps,
+        GetTree {
+            skip_isolated: true,
+        },
+    )
+    .await
+    {
         Ok(tree) => tree,
         Err(response) => return response,
     };
@@ -175,7 +182,7 @@ async fn healthz(State(deps): State<ServerDeps>) -> Response {
 }
 
 async fn supervision(State(deps): State<ServerDeps>) -> Response {
-    match tree(&deps).await {
+    match tree(&deps, GetTree::default()).await {
         Ok(tree) => Json(tree).into_response(),
         Err(response) => response,
     }

@@ -177,7 +177,7 @@ impl Actor for Supervisor {
 impl Handler<GetTree> for Supervisor {
     type Result = ResponseFuture<TreeNode>;
 
-    fn handle(&mut self, _: GetTree, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, ask: GetTree, _: &mut Context<Self>) -> Self::Result {
         let mut root = self.node();
         let children: Vec<_> = self
             .children
@@ -188,7 +188,7 @@ impl Handler<GetTree> for Supervisor {
                 async move {
                     let mut node = node;
                     if let Some(inspect) = inspect {
-                        if let Some(subtree) = inspect().await {
+                        if let Some(subtree) = inspect(ask).await {
                             node.children = subtree.children;
                             node.status = subtree.status;
                             node.isolated = subtree.isolated;

@@ -202,15 +202,15 @@ pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 }
 
 type StartFn = Rc<dyn Fn(ChildEnv) -> Running>;
-type InspectFn = Rc<dyn Fn() -> LocalBoxFuture<'static, Option<TreeNode>>>;
+type InspectFn = Rc<dyn Fn(GetTree) -> LocalBoxFuture<'static, Option<TreeNode>>>;
 
-/// The subtree of the supervisor (or pod actor) at `addr`, or `None` when it did not answer
-/// within [`INSPECT_TIMEOUT`].
-pub(super) async fn ask_tree<S>(addr: actix::Addr<S>) -> Option<TreeNode>
+/// The subtree of the supervisor (or pod actor) at `addr` as `ask` asks for it, or `None` when
+/// it did not answer within [`INSPECT_TIMEOUT`].
+pub(super) async fn ask_tree<S>(addr: actix::Addr<S>, ask: GetTree) -> Option<TreeNode>
 where
     S: Actor<Context = Context<S>> + actix::Handler<GetTree>,
 {
-    match tokio::time::timeout(INSPECT_TIMEOUT, addr.send(GetTree)).await {
+    match tokio::time::timeout(INSPECT_TIMEOUT, addr.send(ask)).await {
         Ok(Ok(tree)) => Some(tree),
         _ => None,
     }
@@ -221,7 +221,7 @@ fn inspector<S>(addr: actix::Addr<S>) -> InspectFn
 where
     S: Actor<Context = Context<S>> + actix::Handler<GetTree>,
 {
-    Rc::new(move || ask_tree(addr.clone()).boxed_local())
+    Rc::new(move |ask| ask_tree(addr.clone(), ask).boxed_local())
 }
 type MarkFn = Rc<dyn Fn(Mark)>;
 

@@ -76,7 +76,7 @@ pub fn inspect_with_get_tree<A>() -> InspectChild<A>
 where
     A: Actor<Context = Context<A>> + Handler<GetTree>,
 {
-    Rc::new(|addr: &Addr<A>| Box::pin(ask_tree(addr.clone())))
+    Rc::new(|addr: &Addr<A>| Box::pin(ask_tree(addr.clone(), GetTree::default())))
 }
 
 /// What a dynamic supervisor does with a child that fails more often than its intensity allows.
@@ -331,14 +331,16 @@ impl<A: Actor<Context = Context<A>>> Handler<StopChild<A>> for DynamicSupervisor
 impl<A: Actor<Context = Context<A>>> Handler<GetTree> for DynamicSupervisor<A> {
     type Result = ResponseFuture<TreeNode>;
 
-    fn handle(&mut self, _: GetTree, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, ask: GetTree, _: &mut Context<Self>) -> Self::Result {
         let children: Vec<_> = self
             .children
             .iter()
             .map(|(name, child)| {
                 let node = child.life.node(name, None);
                 let below = match (&self.spec.inspect, child.slot.availability()) {
-                    (Some(inspect), Availability::Up(addr)) if child.life.running.is_some() => {
+                    (Some(inspect), Availability::Up(addr))
+                        if child.life.running.is_some() && !ask.skip_isolated =>
+                    {
                         Some(inspect(&addr))
                     }
                     _ => None,

@@ -13,7 +13,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use actix::{Actor, ActorContext, Context, Handler, Message};
+use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
 use sergeant_messages::supervision::{ChildGaveUp, ChildState, GetTree, Strategy, TreeNode};
 use sergeant_supervisor::{
     start_root, ChildEnv, ChildRef, ChildSpec, DynamicSpec, DynamicSupervisor, GiveUpPolicy,
@@ -69,6 +69,8 @@ struct Fixture {
     failures: Shared<Vec<(String, String)>>,
     /// Children the factory declines to make again.
     unwanted: Shared<BTreeSet<String>>,
+    /// How many times a child was asked for its subtree.
+    inspected: Shared<u32>,
 }
 
 fn policy() -> RestartPolicy {
@@ -89,6 +91,8 @@ fn fixture(retry_after: Duration) -> (Fixture, sergeant_supervisor::RootHandle) 
     let made: Shared<Vec<String>> = Rc::default();
     let failures: Shared<Vec<(String, String)>> = Rc::default();
     let unwanted: Shared<BTreeSet<String>> = Rc::default();
+    let inspected: Shared<u32> = Rc::default();
+    let asked = Rc::clone(&inspected);
     let seen = Rc::clone(&gave_up);
     let (names, told, declined) = (Rc::clone(&made), Rc::clone(&failures), Rc::clone(&unwanted));
     let spec = DynamicSpec {
@@ -110,7 +114,10 @@ fn fixture(retry_after: Duration) -> (Fixture, sergeant_supervisor::RootHandle) 
             told.borrow_mut()
                 .push((name.to_owned(), failure.to_owned()));
         })),
-        inspect: None,
+        inspect: Some(Rc::new(move |_: &Addr<Worker>| {
+            *asked.borrow_mut() += 1;
+            Box::pin(async { None })
+        })),
     };
     let slot = Slot::new("workers");
     let sibling_slot: Slot<Worker> = Slot::new("sibling");
@@ -134,6 +141,7 @@ fn fixture(retry_after: Duration) -> (Fixture, sergeant_supervisor::RootHandle) 
             made,
             failures,
             unwanted,
+            inspected,
         },
         root,
     )
@@ -154,7 +162,11 @@ impl Fixture {
     }
 
     async fn tree(&self) -> TreeNode {
-        let root = self.root.send(GetTree).await.expect("root answers");
+        self.tree_as(GetTree::default()).await
+    }
+
+    async fn tree_as(&self, ask: GetTree) -> TreeNode {
+        let root = self.root.send(ask).await.expect("root answers");
         root.children
             .into_iter()
             .find(|c| c.name == "workers")
@@ -210,6 +222,34 @@ fn children_come_and_go_and_show_in_the_tree() {
         })
         .await;
         assert_eq!(fixture.made.borrow().as_slice(), ["a", "b"]);
+    });
+}
+
+#[test]
+fn a_tree_that_skips_isolated_subtrees_asks_no_child_of_a_dynamic_supervisor() {
+    run(async {
+        let (fixture, _root) = fixture(Duration::from_secs(60));
+        fixture.start("a").await;
+        fixture.start("b").await;
+        fixture.tree().await;
+        assert_eq!(
+            *fixture.inspected.borrow(),
+            2,
+            "the full tree asks each child"
+        );
+        let tree = fixture
+            .tree_as(GetTree {
+                skip_isolated: true,
+            })
+            .await;
+        assert_eq!(
+            *fixture.inspected.borrow(),
+            2,
+            "the /healthz tree asks no child"
+        );
+        let names: Vec<_> = tree.children.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"], "the children are still listed");
+        assert!(tree.children.iter().all(|c| c.state == ChildState::Running));
     });
 }
 
@@ -282,7 +322,11 @@ fn past_its_intensity_a_child_is_given_up_reported_and_retried_later_without_esc
         }
         // Nothing escalated: the sibling and the dynamic supervisor's other child carry on.
         assert_eq!(b.send(Order::Incarnation).await, Ok(first_b));
-        let root = fixture.root.send(GetTree).await.expect("root answers");
+        let root = fixture
+            .root
+            .send(GetTree::default())
+            .await
+            .expect("root answers");
         assert!(root.children.iter().all(|c| c.restarts == 0), "{root:?}");
 
         // After the slow retry the child runs again, with a fresh intensity window.
@@ -366,7 +410,11 @@ fn a_given_up_child_leaves_the_tree_healthy_and_shows_its_supervisor_isolated() 
             },
         )
         .await;
-        let root = fixture.root.send(GetTree).await.expect("root answers");
+        let root = fixture
+            .root
+            .send(GetTree::default())
+            .await
+            .expect("root answers");
         assert!(!root.is_degraded(), "{root:?}");
         let json = serde_json::to_value(&root).expect("tree serializes");
         assert_eq!(json["children"][1]["name"], "workers");

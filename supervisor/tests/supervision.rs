@@ -143,7 +143,7 @@ fn fast_policy() -> RestartPolicy {
 }
 
 async fn tree(root: &ChildRef<Supervisor>) -> TreeNode {
-    root.send(GetTree).await.expect("root answers")
+    root.send(GetTree::default()).await.expect("root answers")
 }
 
 fn child<'a>(tree: &'a TreeNode, name: &str) -> &'a TreeNode {

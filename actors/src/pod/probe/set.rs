@@ -262,7 +262,7 @@ impl ProbeSet {
         let none = TreeNode::dynamic(self.env.path(), "no probe workers".to_owned());
         async move {
             match supervisor {
-                Some(supervisor) => supervisor.send(GetTree).await.unwrap_or(none),
+                Some(supervisor) => supervisor.send(GetTree::default()).await.unwrap_or(none),
                 None => none,
             }
         }
