@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::time::Duration;
 
-use common::node::{phase, sleeper, Node};
+use common::node::{manifest, phase, sleeper, Node, SHELL};
 use common::{run_to_exit, wait_for, Agent, TestConfig};
 
 /// Every upstream field but the five `TestConfig` writes (address, port, readOnlyPort,
@@ -382,12 +382,7 @@ fn each_refused_setting_stops_start_up_with_its_line_field_and_reason() {
 
 /// `sergeant_pod_resyncs_total` on the node's metrics.
 fn resyncs(node: &Node) -> u64 {
-    let (_, metrics) = node.agent.get("/metrics");
-    metrics
-        .lines()
-        .find_map(|line| line.strip_prefix("sergeant_pod_resyncs_total "))
-        .and_then(|value| value.trim().parse::<f64>().ok())
-        .map_or(0, |value| value as u64)
+    counter(node, "sergeant_pod_resyncs_total")
 }
 
 #[test]
@@ -433,4 +428,48 @@ fn sync_frequency_paces_the_resync_and_a_reload_changes_it() {
         settled,
         "no resync within 4 s at syncFrequency: 1m"
     );
+}
+
+/// A counter on the node's metrics, 0 before its first increment.
+fn counter(node: &Node, name: &str) -> u64 {
+    let (_, metrics) = node.agent.get("/metrics");
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse::<f64>().ok())
+        .map_or(0, |value| value as u64)
+}
+
+#[test]
+fn registry_pull_qps_refuses_a_pull_past_the_burst_and_the_back_off_recovers() {
+    // One pull a second, one at once: two pods start together, so their pulls come closer
+    // than a second apart even on a loaded machine.
+    let node = Node::start_with(
+        "pullqps",
+        "registryPullQPS: 1\nregistryBurst: 1\nserializeImagePulls: false\n",
+    );
+    let container = |name: &str| {
+        format!("  - name: {name}\n    image: {SHELL}\n    imagePullPolicy: Always\n    command: [sleep, '3600']\n")
+    };
+    for pod in ["pulls-1", "pulls-2"] {
+        node.write(
+            &format!("{pod}.yaml"),
+            &manifest(
+                pod,
+                &format!("  containers:\n{}{}", container("a"), container("b")),
+            ),
+        );
+    }
+    wait_for("a pull refused for QPS", Duration::from_secs(30), || {
+        (counter(&node, "sergeant_image_pulls_throttled_total") >= 1).then_some(())
+    });
+    // The image back-off retries it once a token is back.
+    for pod in ["pulls-1", "pulls-2"] {
+        node.wait_pod(pod, "Running", |p| {
+            phase(p) == "Running"
+                && p["status"]["containerStatuses"]
+                    .as_array()
+                    .is_some_and(|all| all.iter().all(|c| c["ready"] == true))
+        });
+    }
 }
