@@ -257,6 +257,12 @@ fn each_refused_setting_stops_start_up_with_its_line_field_and_reason() {
             "rotation",
         ),
         (
+            "cgroupDriver: cgroupfs",
+            "cgroupDriver: systemd",
+            "cgroupDriver",
+            "use cgroupfs",
+        ),
+        (
             "serverTLSBootstrap: false",
             "serverTLSBootstrap: true",
             "serverTLSBootstrap",

@@ -10,7 +10,7 @@ use serde_yaml::Value;
 
 use crate::duration::Duration;
 use crate::feature_gates;
-use crate::kubelet::{AllocatableEnforcement, HairpinMode, KubeletConfiguration};
+use crate::kubelet::{AllocatableEnforcement, CgroupDriver, HairpinMode, KubeletConfiguration};
 use crate::validate::Violation;
 
 /// A setting accepted without the effect upstream gives it: its key path and why.
@@ -544,8 +544,8 @@ fn shown(value: &Value) -> String {
 /// Checks the typed fields sergeant reads but cannot honour in every value.
 ///
 /// # Errors
-/// The first setting refused: certificate bootstrap or rotation, enforcement on reserved
-/// cgroups, an unknown or locked feature gate.
+/// The first setting refused: certificate bootstrap or rotation, the systemd cgroup driver,
+/// enforcement on reserved cgroups, an unknown or locked feature gate.
 pub(crate) fn kubelet(config: &KubeletConfiguration) -> Result<Vec<Notice>, Violation> {
     if config.rotate_certificates {
         return Err(Violation::at(
@@ -561,6 +561,14 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Result<Vec<Notice>, Viol
             "requesting the serving certificate from the certificates API is not built: set \
              tlsCertFile and tlsPrivateKeyFile (or neither, for a self-signed certificate) and \
              serverTLSBootstrap: false"
+                .to_owned(),
+        ));
+    }
+    if config.cgroup_driver == CgroupDriver::Systemd {
+        return Err(Violation::at(
+            "cgroupDriver",
+            "systemd is not supported: sergeant writes the cgroup filesystem itself; use \
+             cgroupfs (and SystemdCgroup = false in containerd's runc options)"
                 .to_owned(),
         ));
     }

@@ -141,7 +141,7 @@ fn other_fields_require_a_restart() {
             "authentication: {anonymous: {enabled: true}}\n",
             "authentication",
         ),
-        ("cgroupDriver: systemd\n", "cgroupDriver"),
+        ("cgroupsPerQOS: false\n", "cgroupsPerQOS"),
         ("kubeReserved: {memory: 1Gi}\n", "kubeReserved"),
         ("featureGates: {PodLevelResources: false}\n", "featureGates"),
         ("logging: {format: json}\n", "logging.format"),

@@ -155,7 +155,7 @@ authentication:
   x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}
   webhook: {cacheTTL: 0s}
 authorization: {mode: AlwaysAllow}
-cgroupDriver: systemd
+cgroupDriver: cgroupfs
 tlsMinVersion: VersionTLS12
 ---
 "#;
@@ -187,7 +187,7 @@ tlsMinVersion: VersionTLS12
     assert_eq!(k.authorization.mode, AuthorizationMode::AlwaysAllow);
     assert!(k.authentication.webhook.enabled, "sibling defaults survive");
     assert!(k.authentication.webhook.cache_ttl.is_zero());
-    assert_eq!(k.cgroup_driver, CgroupDriver::Systemd);
+    assert_eq!(k.cgroup_driver, CgroupDriver::Cgroupfs);
     assert_eq!(config.sergeant.runtime_adapter, RuntimeAdapterKind::Fake);
     assert_eq!(config.sergeant.supervision.restart_intensity, 3);
     assert_eq!(

@@ -118,6 +118,16 @@ fn feature_gates_are_checked_against_the_pinned_release() {
 }
 
 #[test]
+fn the_systemd_cgroup_driver_is_refused_at_its_line() {
+    let error = refused("maxPods: 20\ncgroupDriver: systemd\n");
+    assert_eq!(
+        (error.line(), error.field()),
+        (Some(4), Some("cgroupDriver"))
+    );
+    assert!(error.to_string().contains("use cgroupfs"), "{error}");
+}
+
+#[test]
 fn enforcing_reserved_cgroups_is_refused_and_pods_is_warned() {
     let error = refused("enforceNodeAllocatable: [pods, system-reserved]\n");
     assert_eq!(error.field(), Some("enforceNodeAllocatable"));
