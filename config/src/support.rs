@@ -10,7 +10,9 @@ use serde_yaml::Value;
 
 use crate::duration::Duration;
 use crate::feature_gates;
-use crate::kubelet::{AllocatableEnforcement, CgroupDriver, HairpinMode, KubeletConfiguration};
+use crate::kubelet::{
+    AllocatableEnforcement, CgroupDriver, HairpinMode, KubeletConfiguration, ReservedResource,
+};
 use crate::validate::Violation;
 
 /// A setting accepted without the effect upstream gives it: its key path and why.
@@ -598,6 +600,17 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Result<Vec<Notice>, Viol
              allocatable limits yet"
                 .to_owned(),
         ));
+    }
+    for (reservations, path) in [
+        (&config.kube_reserved, "kubeReserved.pid"),
+        (&config.system_reserved, "systemReserved.pid"),
+    ] {
+        if reservations.contains_key(&ReservedResource::Pid) {
+            notices.push(Notice::new(
+                path,
+                "is not enforced: no pid limit is put on the pods' cgroup for it".to_owned(),
+            ));
+        }
     }
     if config.hairpin_mode != HairpinMode::PromiscuousBridge {
         notices.push(Notice::new(

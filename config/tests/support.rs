@@ -131,7 +131,11 @@ fn the_systemd_cgroup_driver_is_refused_at_its_line() {
 fn enforcing_reserved_cgroups_is_refused_and_pods_is_warned() {
     let error = refused("enforceNodeAllocatable: [pods, system-reserved]\n");
     assert_eq!(error.field(), Some("enforceNodeAllocatable"));
-    let config = parse("enforceNodeAllocatable: [none]\nshutdownGracePeriod: 30s\n").unwrap();
+    let config = parse(
+        "enforceNodeAllocatable: [none]\nshutdownGracePeriod: 30s\nsystemReserved:\n  cpu: 100m\n  pid: \"100\"\n",
+    )
+    .unwrap();
     let fields: Vec<&str> = config.warnings.iter().map(|w| w.field.as_str()).collect();
-    assert_eq!(fields, vec!["shutdownGracePeriod"]);
+    assert_eq!(fields, vec!["systemReserved.pid", "shutdownGracePeriod"]);
+    assert_eq!(warning_about(&config, "systemReserved.pid").line, Some(7));
 }
