@@ -6,6 +6,7 @@ mod adapters;
 mod cli;
 mod logging;
 mod memory;
+mod swap;
 
 use std::process::ExitCode;
 
@@ -13,7 +14,7 @@ use anyhow::Context as _;
 use clap::Parser;
 use sergeant_actors::{config_feed, tree};
 use sergeant_config::NodeConfig;
-use sergeant_kube_api::client_from_kubeconfig;
+use sergeant_kube_api::{client_from_kubeconfig, ApiRateLimit};
 use sergeant_supervisor::{metrics, start_root, RestartPolicy, RootExit};
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -33,6 +34,10 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_CONFIG);
         }
     };
+    if let Err(reason) = swap::refuse_swap(&cli.config, &config) {
+        eprintln!("sergeant: invalid configuration: {reason}");
+        return ExitCode::from(EXIT_BAD_CONFIG);
+    }
     match run(&cli, flags, config) {
         Ok(code) => code,
         Err(err) => {
@@ -56,11 +61,15 @@ fn run(
         .install_recorder()
         .context("installing the metrics recorder")?;
     metrics::describe();
+    for warning in &config.warnings {
+        tracing::warn!("configuration: {warning}");
+    }
 
     let node_name = config.node_name().context("determining the node name")?;
     let policy = RestartPolicy::from_config(&config.sergeant.supervision);
     let shutdown_bound = policy.shutdown_timeout * 8;
     let kubeconfig = config.command_line.kubeconfig.clone();
+    let api_limit = ApiRateLimit::new(config.kubelet.kube_api_qps, config.kubelet.kube_api_burst);
     let feed = config_feed::feed(cli.config.display().to_string(), config);
 
     // Few blocking threads: the file work of pod syncs is short, and every extra thread costs
@@ -75,7 +84,7 @@ fn run(
     let exit = system.block_on(async move {
         // The client spawns its connection workers, so it is built inside the runtime.
         let api = match kubeconfig {
-            Some(path) => Some(client_from_kubeconfig(&path).await?),
+            Some(path) => Some(client_from_kubeconfig(&path, api_limit).await?),
             None => None,
         };
         let spec = tree::build(tree::TreeDeps {

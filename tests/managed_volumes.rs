@@ -27,8 +27,10 @@ fn node(tag: &str) -> Managed {
 /// [`node`] with environment `env`.
 fn node_with(tag: &str, env: &[(&str, &str)]) -> Managed {
     let cluster = Cluster::from_env();
+    // A config map update reaches mounted files at the next resync: 10 s keeps the wait short
+    // (the upstream default, 1m, plus jitter would exceed the deadline).
     let mut config = TestConfig::new().kubelet(&format!(
-        "authentication:\n  x509:\n    clientCAFile: {}\n",
+        "syncFrequency: 10s\nauthentication:\n  x509:\n    clientCAFile: {}\n",
         cluster.ca_cert().display()
     ));
     config.address = "0.0.0.0".to_owned();

@@ -9,7 +9,7 @@ mod common;
 use std::fs;
 use std::time::Duration;
 
-use common::node::{container, manifest, phase, Node, POD_DEADLINE, SHELL};
+use common::node::{container, manifest, phase, sleeper, Node, POD_DEADLINE, SHELL};
 use common::wait_for;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::Value;
@@ -17,15 +17,7 @@ use serde_json::Value;
 #[test]
 fn a_static_pod_runs_and_is_reported_running_with_its_ip() {
     let node = Node::start("runs");
-    node.write(
-        "sleeper.yaml",
-        &manifest(
-            "sleeper",
-            &format!(
-                "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
-            ),
-        ),
-    );
+    node.write("sleeper.yaml", &sleeper("sleeper"));
     let pod = node.wait_pod("sleeper", "Running", |p| phase(p) == "Running");
     let main = container(&pod, "containerStatuses", "main");
     assert_eq!(main["ready"], true, "{pod}");

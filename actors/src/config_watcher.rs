@@ -105,7 +105,28 @@ impl ConfigWatcher {
             }
         }
         for change in &changes.changes {
-            tracing::info!(field = change.field, apply = ?change.apply, "configuration changed");
+            let field = &change.field;
+            match change.apply {
+                Apply::Live(owner) => {
+                    tracing::info!(field, %owner, "configuration changed: {field} applied live by {owner}");
+                }
+                Apply::NotActedOn(owner) => tracing::warn!(
+                    field,
+                    %owner,
+                    "configuration changed: {field} accepted, but nothing acts on it: {owner} is not built"
+                ),
+                Apply::RestartRequired => tracing::warn!(
+                    field,
+                    "configuration changed: {field} takes effect after a restart; the running value stays"
+                ),
+            }
+        }
+        for warning in active
+            .warnings
+            .iter()
+            .filter(|w| !current.warnings.contains(w))
+        {
+            tracing::warn!("configuration: {warning}");
         }
         let applied = active != *current;
         self.feed.send_modify(|state| {

@@ -41,6 +41,7 @@ impl NodeConfig {
             kubelet: serde_json::from_value::<KubeletConfiguration>(kubelet)?,
             sergeant: new.sergeant.clone(),
             command_line: self.command_line.clone(),
+            warnings: new.warnings.clone(),
         })
     }
 }

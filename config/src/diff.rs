@@ -26,10 +26,40 @@ pub enum Owner {
     ImageGc,
     /// Garbage collection of dead containers, sandboxes and pod log directories.
     ContainerGc,
-    /// Pod sync timings, static pod sources and restart back-off.
+    /// Pod resync period and restart back-off, read by every pod actor at each sync.
     PodWorkers,
+    /// The static pod directory and how often it is read.
+    StaticPodSource,
     /// Container log rotation.
     ContainerLogManager,
+}
+
+impl std::fmt::Display for Owner {
+    /// The owner's name as `/debug/config` shows it (`pod-workers`).
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(match self {
+            Owner::EvictionManager => "eviction-manager",
+            Owner::PodManager => "pod-manager",
+            Owner::Logging => "logging",
+            Owner::RuntimeAdapter => "runtime-adapter",
+            Owner::NodeStatus => "node-status",
+            Owner::ImageGc => "image-gc",
+            Owner::ContainerGc => "container-gc",
+            Owner::PodWorkers => "pod-workers",
+            Owner::StaticPodSource => "static-pod-source",
+            Owner::ContainerLogManager => "container-log-manager",
+        })
+    }
+}
+
+impl Owner {
+    /// Whether the owner is built and follows the configuration feed. The eviction manager
+    /// and image garbage collection are not built yet: a change of their fields is kept in the
+    /// active configuration, and nothing acts on it.
+    #[must_use]
+    pub const fn acts(self) -> bool {
+        !matches!(self, Owner::EvictionManager | Owner::ImageGc)
+    }
 }
 
 /// How a changed field takes effect.
@@ -38,6 +68,8 @@ pub enum Owner {
 pub enum Apply {
     /// The owner applies it without restarting the agent.
     Live(Owner),
+    /// Accepted into the active configuration, but its owner is not built: nothing acts on it.
+    NotActedOn(Owner),
     /// The agent must restart for it to take effect.
     RestartRequired,
 }
@@ -76,9 +108,9 @@ impl ConfigDiff {
 /// Fields that apply live, and their owners. Everything else requires a restart. A path that
 /// is a prefix of listed paths (`logging`) is compared field by field below it.
 const LIVE: &[(&str, Owner)] = &[
-    ("staticPodPath", Owner::PodWorkers),
+    ("staticPodPath", Owner::StaticPodSource),
     ("syncFrequency", Owner::PodWorkers),
-    ("fileCheckFrequency", Owner::PodWorkers),
+    ("fileCheckFrequency", Owner::StaticPodSource),
     ("crashLoopBackOff", Owner::PodWorkers),
     ("sergeant.crashLoopBackOff", Owner::PodWorkers),
     ("sergeant.garbageCollection", Owner::ContainerGc),
@@ -87,7 +119,8 @@ const LIVE: &[(&str, Owner)] = &[
     ("runtimeRequestTimeout", Owner::RuntimeAdapter),
     ("sergeant.runtimeAdapter", Owner::RuntimeAdapter),
     ("maxPods", Owner::PodManager),
-    ("evictionHard", Owner::EvictionManager),
+    // Read by admission (allocatable memory) at every pod it admits.
+    ("evictionHard", Owner::PodManager),
     ("evictionSoft", Owner::EvictionManager),
     ("evictionSoftGracePeriod", Owner::EvictionManager),
     ("evictionMinimumReclaim", Owner::EvictionManager),
@@ -159,10 +192,16 @@ fn compare(prefix: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec
         if finer {
             compare(&field, before, after, out);
         } else {
-            let apply = LIVE
-                .iter()
-                .find(|(path, _)| *path == field)
-                .map_or(Apply::RestartRequired, |(_, owner)| Apply::Live(*owner));
+            let apply = LIVE.iter().find(|(path, _)| *path == field).map_or(
+                Apply::RestartRequired,
+                |(_, owner)| {
+                    if owner.acts() {
+                        Apply::Live(*owner)
+                    } else {
+                        Apply::NotActedOn(*owner)
+                    }
+                },
+            );
             out.push(FieldChange { field, apply });
         }
     }

@@ -8,11 +8,13 @@ use serde_yaml::Value;
 use crate::error::{ConfigError, Location, Problem};
 use crate::kubelet::{KubeletConfiguration, KUBELET_API_VERSION, KUBELET_KIND};
 use crate::locate::{
-    document_start, document_text, locate, locate_repeated, split_documents, Span,
+    document_start, document_text, key_lines, locate, locate_repeated, split_documents, Span,
 };
 use crate::serde_error;
 use crate::sergeant::{SergeantConfiguration, SERGEANT_API_VERSION, SERGEANT_KIND};
+use crate::support::{self, Notice};
 use crate::validate::{self, Violation};
+use crate::warning::ConfigWarning;
 
 /// The document kinds a configuration file may hold, with the apiVersion each requires.
 const KINDS: [(&str, &str); 2] = [
@@ -24,6 +26,8 @@ const KINDS: [(&str, &str); 2] = [
 pub(crate) struct Documents {
     pub(crate) kubelet: KubeletConfiguration,
     pub(crate) sergeant: SergeantConfiguration,
+    /// Settings accepted without the effect upstream gives them.
+    pub(crate) warnings: Vec<ConfigWarning>,
 }
 
 /// One parsed document and where it sits in the file.
@@ -36,6 +40,7 @@ struct Parsed<T> {
 pub(crate) fn parse(text: &str, file: &str) -> Result<Documents, ConfigError> {
     let source = Source { text, file };
     let mut kubelet: Option<Parsed<KubeletConfiguration>> = None;
+    let mut notices = Vec::new();
     let mut sergeant: Option<Parsed<SergeantConfiguration>> = None;
     for span in split_documents(text) {
         let document = document_text(text, span);
@@ -48,6 +53,10 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Documents, ConfigError> {
         let kind = source.kind_of(&value, span)?;
         if kind == KUBELET_KIND {
             source.first_of_kind(&kubelet, span, kind)?;
+            let (untyped, screened) =
+                support::screen(&value).map_err(|v| source.violation(&[span], &v))?;
+            notices = screened;
+            let document = without_keys(text, span, document, &untyped);
             kubelet = Some(source.typed(&document, span, kind)?);
         } else {
             source.first_of_kind(&sergeant, span, kind)?;
@@ -64,6 +73,13 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Documents, ConfigError> {
         ));
     };
     validate::kubelet(&kubelet.value).map_err(|v| source.violation(&[kubelet.span], &v))?;
+    notices.extend(
+        support::kubelet(&kubelet.value).map_err(|v| source.violation(&[kubelet.span], &v))?,
+    );
+    let warnings = notices
+        .into_iter()
+        .map(|notice| source.warning(kubelet.span, notice))
+        .collect();
     let sergeant = sergeant.unwrap_or_else(|| Parsed {
         value: SergeantConfiguration::default(),
         span: Span { start: 0, end: 0 },
@@ -73,7 +89,28 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Documents, ConfigError> {
     Ok(Documents {
         kubelet: kubelet.value,
         sergeant: sergeant.value,
+        warnings,
     })
+}
+
+/// The document's text with the lines of each key path in `paths` (and their values) blanked,
+/// so the typed parse does not see them and every other line keeps its number.
+fn without_keys(text: &str, span: Span, document: String, paths: &[&str]) -> String {
+    if paths.is_empty() {
+        return document;
+    }
+    let mut lines: Vec<&str> = document.lines().collect();
+    for path in paths {
+        let segments: Vec<&str> = path.split('.').collect();
+        if let Some((start, end)) = key_lines(text, span, &segments) {
+            for line in lines.iter_mut().take(end).skip(start) {
+                *line = "";
+            }
+        }
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
 }
 
 /// The text being parsed and its name, for building errors.
@@ -169,6 +206,18 @@ impl Source<'_> {
         serde_path_to_error::deserialize(deserializer)
             .map(|value| Parsed { value, span })
             .map_err(|e| serde_error::typed(self.file, kind, e))
+    }
+
+    /// A notice about the KubeletConfiguration document, with the line of its key when the
+    /// key is written there.
+    fn warning(&self, span: Span, notice: Notice) -> ConfigWarning {
+        let path: Vec<&str> = notice.field.split('.').collect();
+        ConfigWarning {
+            file: self.file.to_owned(),
+            line: locate(self.text, span, &path).map(|at| at.line),
+            field: notice.field,
+            reason: notice.reason,
+        }
     }
 
     /// A failed check, pointed at its key in the first span; failing that, at its related key

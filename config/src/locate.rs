@@ -123,6 +123,17 @@ pub(crate) fn locate(text: &str, span: Span, path: &[&str]) -> Option<Location> 
     found
 }
 
+/// The lines (0-based, end excluded) that the block mapping key at exactly `path` and its
+/// value take in the document; `None` when that key is not written as a block key (absent, or
+/// inside a flow mapping).
+pub(crate) fn key_lines(text: &str, span: Span, path: &[&str]) -> Option<(usize, usize)> {
+    let at = locate(text, span, path)?;
+    let index = at.line - 1;
+    let line = text.lines().nth(index)?;
+    let (indent, key) = block_key(line)?;
+    (Some(&key) == path.last()).then(|| (index, block_end(text, index, indent, span.end)))
+}
+
 /// Where a field path is written in single-document text: YAML, or JSON printed one key per
 /// line. Segments are keys, or `[n]` for the n-th item of a list (`["spec", "containers", "[1]",
 /// "image"]`); the deepest segment found wins, as in [`locate`]. This exists so that manifests

@@ -10,6 +10,7 @@ use crate::error::ConfigError;
 use crate::flags::{self, CommandLine, FlagOverrides};
 use crate::kubelet::KubeletConfiguration;
 use crate::sergeant::SergeantConfiguration;
+use crate::warning::ConfigWarning;
 
 /// Where the machine hostname is read from when no `--hostname-override` is given.
 const HOSTNAME_FILE: &str = "/proc/sys/kernel/hostname";
@@ -25,6 +26,9 @@ pub struct NodeConfig {
     pub sergeant: SergeantConfiguration,
     /// Flag-only settings.
     pub command_line: CommandLine,
+    /// Settings of the file accepted without the effect upstream gives them (logged at start
+    /// and on each reload, shown at `/debug/config`); not compared by `diff`.
+    pub warnings: Vec<ConfigWarning>,
 }
 
 impl NodeConfig {
@@ -61,6 +65,7 @@ impl NodeConfig {
             kubelet: documents.kubelet,
             sergeant: documents.sergeant,
             command_line,
+            warnings: documents.warnings,
         })
     }
 

@@ -19,7 +19,7 @@ pub(crate) struct Violation {
 }
 
 impl Violation {
-    fn at(path: &str, reason: String) -> Self {
+    pub(crate) fn at(path: &str, reason: String) -> Self {
         Violation {
             path: path.split('.').map(str::to_string).collect(),
             related: None,

@@ -39,12 +39,7 @@ fn live_fields_name_their_owner() {
         (
             "evictionHard: {memory.available: 1Gi}\n",
             "evictionHard",
-            Owner::EvictionManager,
-        ),
-        (
-            "evictionPressureTransitionPeriod: 1m\n",
-            "evictionPressureTransitionPeriod",
-            Owner::EvictionManager,
+            Owner::PodManager,
         ),
         ("maxPods: 20\n", "maxPods", Owner::PodManager),
         (
@@ -66,7 +61,7 @@ fn live_fields_name_their_owner() {
         (
             "staticPodPath: /srv/pods\n",
             "staticPodPath",
-            Owner::PodWorkers,
+            Owner::StaticPodSource,
         ),
         (
             "crashLoopBackOff: {maxContainerRestartPeriod: 60s}\n",
@@ -82,11 +77,6 @@ fn live_fields_name_their_owner() {
             "nodeLeaseDurationSeconds: 20\n",
             "nodeLeaseDurationSeconds",
             Owner::NodeStatus,
-        ),
-        (
-            "imageGCHighThresholdPercent: 90\n",
-            "imageGCHighThresholdPercent",
-            Owner::ImageGc,
         ),
         (
             "containerLogMonitorInterval: 5s\n",
@@ -120,6 +110,28 @@ fn live_fields_name_their_owner() {
 }
 
 #[test]
+fn fields_of_owners_not_built_are_said_to_be_not_acted_on() {
+    for (new, field, owner) in [
+        (
+            "evictionPressureTransitionPeriod: 1m\n",
+            "evictionPressureTransitionPeriod",
+            Owner::EvictionManager,
+        ),
+        (
+            "imageGCHighThresholdPercent: 90\n",
+            "imageGCHighThresholdPercent",
+            Owner::ImageGc,
+        ),
+    ] {
+        assert_eq!(
+            changes("", new),
+            one(field, Apply::NotActedOn(owner)),
+            "{new}"
+        );
+    }
+}
+
+#[test]
 fn other_fields_require_a_restart() {
     for (new, field) in [
         ("port: 10260\n", "port"),
@@ -129,9 +141,9 @@ fn other_fields_require_a_restart() {
             "authentication: {anonymous: {enabled: true}}\n",
             "authentication",
         ),
-        ("cgroupDriver: systemd\n", "cgroupDriver"),
+        ("cgroupsPerQOS: false\n", "cgroupsPerQOS"),
         ("kubeReserved: {memory: 1Gi}\n", "kubeReserved"),
-        ("featureGates: {Foo: true}\n", "featureGates"),
+        ("featureGates: {PodLevelResources: false}\n", "featureGates"),
         ("logging: {format: json}\n", "logging.format"),
     ] {
         let result = diff(&config(""), &config(new));

@@ -24,6 +24,7 @@ pub mod located;
 pub mod manifest;
 pub mod names;
 pub mod plan;
+pub mod rate;
 pub mod runtime;
 pub mod source;
 pub mod spec;

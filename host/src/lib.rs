@@ -14,4 +14,5 @@ pub mod dns;
 pub mod mountinfo;
 pub mod node;
 pub mod pod_files;
+pub mod swap;
 pub mod volumes;

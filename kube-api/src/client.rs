@@ -6,6 +6,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
 use super::transport::client_over_http2;
+use crate::throttle::ApiRateLimit;
 
 /// Why no client could be built from a kubeconfig.
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +34,10 @@ pub enum ApiClientError {
 ///
 /// # Errors
 /// [`ApiClientError`] naming the file and the reason.
-pub async fn client_from_kubeconfig(path: &Path) -> Result<Client, ApiClientError> {
+pub async fn client_from_kubeconfig(
+    path: &Path,
+    limit: ApiRateLimit,
+) -> Result<Client, ApiClientError> {
     let kubeconfig = Kubeconfig::read_from(path).map_err(|e| ApiClientError::Read {
         path: path.to_owned(),
         reason: e.to_string(),
@@ -45,7 +49,7 @@ pub async fn client_from_kubeconfig(path: &Path) -> Result<Client, ApiClientErro
     let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
         .map_err(|e| unusable(e.to_string()))?;
-    client_over_http2(config).map_err(|e| unusable(e.to_string()))
+    client_over_http2(config, limit).map_err(|e| unusable(e.to_string()))
 }
 
 #[cfg(test)]
@@ -54,7 +58,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_missing_or_broken_kubeconfig_is_named_in_the_error() {
-        let Err(missing) = client_from_kubeconfig(Path::new("/nonexistent/kubeconfig")).await
+        let Err(missing) = client_from_kubeconfig(
+            Path::new("/nonexistent/kubeconfig"),
+            ApiRateLimit::new(0, 0),
+        )
+        .await
         else {
             panic!("a client from a missing file");
         };
@@ -67,7 +75,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let empty = dir.path().join("empty");
         std::fs::write(&empty, "apiVersion: v1\nkind: Config\n").unwrap();
-        let Err(error) = client_from_kubeconfig(&empty).await else {
+        let Err(error) = client_from_kubeconfig(&empty, ApiRateLimit::new(0, 0)).await else {
             panic!("a client from an empty kubeconfig");
         };
         assert!(matches!(error, ApiClientError::Unusable { .. }), "{error}");

@@ -17,6 +17,8 @@ use kube::client::{Body, ClientBuilder, ConfigExt};
 use kube::{Client, Config};
 use tower::{BoxError, ServiceBuilder};
 
+use crate::throttle::ApiRateLimit;
+
 /// How long a connection may go without a frame from the API server before a ping asks
 /// whether it is still there (client-go's `ReadIdleTimeout`).
 const PING_INTERVAL: Duration = Duration::from_secs(30);
@@ -30,7 +32,7 @@ const PING_TIMEOUT: Duration = Duration::from_secs(15);
 ///
 /// # Errors
 /// The TLS settings or credentials of `config` are unusable.
-pub fn client_over_http2(config: Config) -> Result<Client, kube::Error> {
+pub fn client_over_http2(config: Config, limit: ApiRateLimit) -> Result<Client, kube::Error> {
     if config.proxy_url.is_some() {
         return Client::try_from(config);
     }
@@ -60,6 +62,7 @@ pub fn client_over_http2(config: Config) -> Result<Client, kube::Error> {
         .http2_keep_alive_while_idle(true)
         .build::<_, Body>(connector);
     let service = ServiceBuilder::new()
+        .layer(limit)
         .layer(config.base_uri_layer())
         .option_layer(config.auth_layer()?)
         .layer(config.extra_headers_layer()?)

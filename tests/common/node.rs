@@ -135,6 +135,16 @@ pub fn container<'a>(pod: &'a Value, field: &str, name: &str) -> &'a Value {
         .unwrap_or(&Value::Null)
 }
 
+/// The manifest of pod `name`: one container `main` that sleeps an hour.
+pub fn sleeper(name: &str) -> String {
+    manifest(
+        name,
+        &format!(
+            "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
+        ),
+    )
+}
+
 /// A pod manifest; its grace period is 1 s unless `spec` sets one, so cleanup is quick.
 pub fn manifest(name: &str, spec: &str) -> String {
     let grace = if spec.contains("terminationGracePeriodSeconds") {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    ContainerImage, DaemonEndpoint, Node, NodeAddress, NodeDaemonEndpoints, NodeStatus,
+    ContainerImage, DaemonEndpoint, Node, NodeAddress, NodeDaemonEndpoints, NodeSpec, NodeStatus,
     NodeSystemInfo,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -56,7 +56,8 @@ pub fn labels(facts: &MachineFacts) -> BTreeMap<String, String> {
     ])
 }
 
-/// The Node object registered when none exists: its labels and full status.
+/// The Node object registered when none exists: its labels, `providerID` (as upstream's
+/// initial node) and full status.
 #[must_use]
 pub fn node(
     facts: &MachineFacts,
@@ -74,7 +75,10 @@ pub fn node(
             )])),
             ..ObjectMeta::default()
         },
-        spec: None,
+        spec: config.provider_id.as_ref().map(|id| NodeSpec {
+            provider_id: Some(id.clone()),
+            ..NodeSpec::default()
+        }),
         status: Some(status(facts, config, runtime, None, now)),
     }
 }
@@ -254,6 +258,18 @@ mod tests {
 
     fn get<'a>(map: &'a Option<BTreeMap<String, Quantity>>, key: &str) -> &'a str {
         &map.as_ref().unwrap()[key].0
+    }
+
+    #[test]
+    fn the_registered_node_carries_the_configured_provider_id() {
+        let mut config = KubeletConfiguration::default();
+        assert_eq!(node(&facts(), &config, &runtime(), &at(0)).spec, None);
+        config.provider_id = Some("kind://docker/kind/node-a".to_owned());
+        let spec = node(&facts(), &config, &runtime(), &at(0)).spec.unwrap();
+        assert_eq!(
+            spec.provider_id.as_deref(),
+            Some("kind://docker/kind/node-a")
+        );
     }
 
     #[test]

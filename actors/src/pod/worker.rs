@@ -24,6 +24,7 @@ use super::look::Look;
 use super::probe::{ProbeDeps, ProbeResult, ProbeSet};
 use super::sync::{sync, SyncInput, SyncOutcome};
 use super::verdicts;
+use crate::config_feed::ConfigState;
 use crate::events::EventSink;
 use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
@@ -32,12 +33,14 @@ use sergeant_core::spec::NodeContext;
 use sergeant_kube_api::TokenCache;
 use sergeant_messages::pods::{PodReport, PodTerminated};
 use sergeant_supervisor::{failpoint, ChildEnv, ChildRecipient, RestartPolicy};
+use tokio::sync::watch;
 
 #[path = "worker_report.rs"]
 mod reporting;
 
-/// A sync happens at least this often even when nothing triggers one.
-const RESYNC_PERIOD: Duration = Duration::from_secs(10);
+/// Upstream's resync jitter: each pod's resync comes up to half a `syncFrequency` late, so the
+/// pods of a node do not all sync at once.
+const RESYNC_JITTER: f64 = 0.5;
 /// Delay before retrying a termination that failed.
 const KILL_RETRY: Duration = Duration::from_secs(1);
 /// The status reason of a pod stopped at its `activeDeadlineSeconds`, as upstream.
@@ -52,8 +55,9 @@ pub struct WorkerDeps {
     pub port: RuntimePort,
     /// The node's settings for pods.
     pub node: Arc<NodeContext>,
-    /// Crash-loop periods.
-    pub restart_policy: BackoffPolicy,
+    /// The live configuration: `syncFrequency` and the crash-loop periods are read from it at
+    /// every sync, so a reload reaches running pods.
+    pub config: watch::Receiver<ConfigState>,
     /// Where status reports go, across the pod manager's restarts.
     pub reports: ChildRecipient<PodReport>,
     /// Where the end of the pod's termination is told, across the pod manager's restarts.
@@ -223,6 +227,37 @@ impl PodWorker {
         }));
     }
 
+    /// The crash-loop back-off periods in force: the first from SergeantConfiguration, the cap
+    /// from `crashLoopBackOff.maxContainerRestartPeriod`.
+    fn restart_policy(&self) -> BackoffPolicy {
+        let config = &self.deps.config.borrow().active;
+        BackoffPolicy {
+            initial: config.sergeant.crash_loop_back_off.initial_period.as_std(),
+            max: config
+                .kubelet
+                .crash_loop_back_off
+                .max_container_restart_period
+                .as_std(),
+        }
+    }
+
+    /// How long until the next sync when nothing triggers one: `syncFrequency`, plus this
+    /// pod's share of upstream's jitter (fixed per pod, from its UID).
+    fn resync_period(&self) -> Duration {
+        let every = self
+            .deps
+            .config
+            .borrow()
+            .active
+            .kubelet
+            .sync_frequency
+            .as_std();
+        let share = self.key.uid.bytes().fold(0u32, |hash, byte| {
+            hash.wrapping_mul(31).wrapping_add(u32::from(byte))
+        }) % 1000;
+        every.mul_f64(1.0 + RESYNC_JITTER * f64::from(share) / 1000.0)
+    }
+
     fn sync_input(&self, pod: &Arc<Pod>, halted: bool) -> SyncInput {
         SyncInput {
             pod: Arc::clone(pod),
@@ -230,7 +265,7 @@ impl PodWorker {
             node: Arc::clone(&self.deps.node),
             restarts: self.restarts.clone(),
             pulls: self.pulls.clone(),
-            restart_policy: self.deps.restart_policy,
+            restart_policy: self.restart_policy(),
             probes: self.verdicts.clone(),
             halted,
             api: self.deps.api.clone(),
@@ -304,16 +339,23 @@ impl PodWorker {
             verdicts::forget_gone(&mut self.verdicts, &look.runtime);
             self.report(pod, look);
         }
-        let next = outcome.next_sync.map_or(RESYNC_PERIOD, |at| {
-            at.saturating_duration_since(Instant::now())
-                .min(RESYNC_PERIOD)
+        let resync = self.resync_period();
+        let next = outcome.next_sync.map_or(resync, |at| {
+            at.saturating_duration_since(Instant::now()).min(resync)
         });
         let next = if outcome.error.is_some() {
             next.min(Duration::from_secs(1))
         } else {
             next
         };
-        self.timer = Some(ctx.run_later(next, |act, ctx| act.trigger(ctx)));
+        // Nothing else is due first: the timer is the periodic resync.
+        let periodic = next == resync;
+        self.timer = Some(ctx.run_later(next, move |act, ctx| {
+            if periodic {
+                metrics::counter!("sergeant_pod_resyncs_total").increment(1);
+            }
+            act.trigger(ctx);
+        }));
         if self.again {
             self.trigger(ctx);
         }

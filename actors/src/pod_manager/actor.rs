@@ -22,7 +22,6 @@ use crate::runtime::RuntimePort;
 use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
 use sergeant_core::admission::{admit, Capacity, Rejection};
 use sergeant_core::allocatable::NodeResources;
-use sergeant_core::backoff::BackoffPolicy;
 use sergeant_core::labels;
 use sergeant_core::source::is_api_pod;
 use sergeant_core::source::is_static_pod;
@@ -257,21 +256,10 @@ impl PodManager {
         let Some(node) = self.node.clone() else {
             return;
         };
-        let restart_policy = {
-            let config = &self.deps.config.borrow().active;
-            BackoffPolicy {
-                initial: config.sergeant.crash_loop_back_off.initial_period.as_std(),
-                max: config
-                    .kubelet
-                    .crash_loop_back_off
-                    .max_container_restart_period
-                    .as_std(),
-            }
-        };
         let deps = WorkerDeps {
             port: self.deps.port.clone(),
             node,
-            restart_policy,
+            config: self.deps.config.clone(),
             reports: self.deps.manager.recipient(),
             terminations: self.deps.manager.recipient(),
             events: self.deps.events.clone(),
@@ -463,6 +451,10 @@ impl Actor for PodManager {
         metrics::describe_counter!(
             "sergeant_pod_syncs_interrupted_total",
             "Pod syncs stopped part-way because their pod was to be terminated or stopped."
+        );
+        metrics::describe_counter!(
+            "sergeant_pod_resyncs_total",
+            "Pod syncs started by the periodic resync (syncFrequency), not by an event."
         );
         metrics::describe_histogram!(
             "sergeant_pod_start_overhead_seconds",

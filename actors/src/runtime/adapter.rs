@@ -9,20 +9,23 @@
 //! (`sergeant_runtime_adapter_swap_failures_total`) and shown in this actor's status.
 //!
 //! Image pulls pass a gate: one at a time with `serializeImagePulls` (the default), or up to
-//! `maxParallelImagePulls`.
+//! `maxParallelImagePulls`. Before it, `registryPullQPS`/`registryBurst` (a token bucket, as
+//! upstream's throttled image service): a pull without a token fails at once with "pull QPS
+//! exceeded", and the pod's image back-off retries it.
 //!
 //! Container event subscriptions are relayed from the adapter in service and end when it is
 //! swapped out (see [`super::events`]), so their subscriber subscribes again to the new one.
 
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::{
     Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, Recipient, ResponseActFuture,
     WrapFuture,
 };
 use sergeant_config::NodeConfig;
+use sergeant_core::rate::TokenBucket;
 use sergeant_messages::container_events::SubscribeContainerEvents;
 use sergeant_messages::runtime::{
     cri, RuntimeCall, RuntimeHealth, RuntimeOperation, RuntimeRequest, RuntimeResponse,
@@ -73,6 +76,8 @@ pub struct RuntimeAdapter {
     next_id: u64,
     polls: health::PollSchedule,
     pulls: Option<Arc<Semaphore>>,
+    /// `registryPullQPS`/`registryBurst`; none when `registryPullQPS` is 0 (no limit).
+    pull_rate: Option<TokenBucket>,
     /// The id of the backend in service (0 before the first); event relays and swap waiters
     /// watch it.
     pub(super) in_service: watch::Sender<u64>,
@@ -102,6 +107,7 @@ impl RuntimeAdapter {
             next_id: 0,
             polls: health::PollSchedule::default(),
             pulls: None,
+            pull_rate: None,
             in_service: watch::Sender::new(0),
             events_refused_by: None,
         }
@@ -305,6 +311,15 @@ fn pull_gate(config: &NodeConfig) -> Option<Arc<Semaphore>> {
     limit.map(|n| Arc::new(Semaphore::new(n)))
 }
 
+/// The pull rate limit: `registryPullQPS` pulls a second, `registryBurst` at once; none when
+/// `registryPullQPS` is 0. Read at start (a change needs a restart, as upstream).
+fn pull_rate(config: &NodeConfig) -> Option<TokenBucket> {
+    let kubelet = &config.kubelet;
+    let burst = u32::try_from(kubelet.registry_burst).unwrap_or(0);
+    (kubelet.registry_pull_qps > 0)
+        .then(|| TokenBucket::new(f64::from(kubelet.registry_pull_qps), burst, Instant::now()))
+}
+
 fn stop_backend(backend: &mut Backend) {
     if let Some(running) = backend.running.take() {
         actix_rt::spawn(running.stop(Duration::from_secs(5)));
@@ -340,7 +355,12 @@ impl Actor for RuntimeAdapter {
             "sergeant_runtime_adapter_swap_failures_total",
             "Runtime adapter swaps abandoned because the new adapter did not answer its handshake."
         );
+        metrics::describe_counter!(
+            "sergeant_image_pulls_throttled_total",
+            "Image pulls refused at once by registryPullQPS/registryBurst (pull QPS exceeded)."
+        );
         self.pulls = pull_gate(&self.config.borrow().active);
+        self.pull_rate = pull_rate(&self.config.borrow().active);
         let spec = self.desired();
         match self.launch(&spec, ctx) {
             Ok(backend) => self.serve(backend),
@@ -393,6 +413,21 @@ impl Handler<RuntimeCall> for RuntimeAdapter {
             };
             return Box::pin(actix::fut::ready(Err(err)));
         }
+        let pulling = matches!(call.0, RuntimeRequest::PullImage(_));
+        if pulling
+            && self
+                .pull_rate
+                .as_mut()
+                .is_some_and(|rate| !rate.try_take(Instant::now()))
+        {
+            metrics::counter!("sergeant_image_pulls_throttled_total").increment(1);
+            let err = RuntimeError::Other {
+                operation,
+                code: "ResourceExhausted".to_owned(),
+                message: "pull QPS exceeded (registryPullQPS)".to_owned(),
+            };
+            return Box::pin(actix::fut::ready(Err(err)));
+        }
         let Some(backend) = self.active.as_mut() else {
             let err = RuntimeError::Unavailable {
                 operation,
@@ -403,9 +438,7 @@ impl Handler<RuntimeCall> for RuntimeAdapter {
         backend.in_flight += 1;
         let id = backend.id;
         let recipient = backend.recipient.clone();
-        let gate = matches!(call.0, RuntimeRequest::PullImage(_))
-            .then(|| self.pulls.clone())
-            .flatten();
+        let gate = pulling.then(|| self.pulls.clone()).flatten();
         let answer = async move {
             // Held until the pull is answered: at most the configured number pull at once.
             let _permit = match gate {

@@ -4,7 +4,6 @@
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-use sergeant_config::kubelet::CgroupDriver;
 use sergeant_config::NodeConfig;
 
 use super::error::SpecError;
@@ -50,16 +49,11 @@ impl NodeContext {
     ///
     /// # Errors
     ///
-    /// [`SpecError::Node`] when the node name cannot be determined or the cgroup driver is
-    /// `systemd` (only `cgroupfs` is supported).
+    /// [`SpecError::Node`] when the node name cannot be determined. (A `systemd` cgroup
+    /// driver never gets here: the configuration refuses it.)
     pub fn from_config(config: &NodeConfig, memory_capacity_bytes: u64) -> Result<Self, SpecError> {
         let node = |reason: String| SpecError::Node { reason };
         let kubelet = &config.kubelet;
-        if kubelet.cgroup_driver == CgroupDriver::Systemd {
-            return Err(node(
-                "cgroupDriver: systemd is not supported yet; use cgroupfs".to_string(),
-            ));
-        }
         Ok(NodeContext {
             node_name: config.node_name().map_err(|e| node(e.to_string()))?,
             node_ip: config.command_line.node_ip,
