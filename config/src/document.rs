@@ -12,9 +12,10 @@ use crate::locate::{
 };
 use crate::serde_error;
 use crate::sergeant::{SergeantConfiguration, SERGEANT_API_VERSION, SERGEANT_KIND};
-use crate::support::{self, Notice};
+use crate::support;
 use crate::validate::{self, Violation};
 use crate::warning::ConfigWarning;
+use crate::warning::Notice;
 
 /// The document kinds a configuration file may hold, with the apiVersion each requires.
 const KINDS: [(&str, &str); 2] = [

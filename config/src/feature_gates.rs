@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::support::Notice;
 use crate::validate::Violation;
+use crate::warning::Notice;
 
 /// The release the table describes, named in messages.
 pub const GATES_RELEASE: &str = "v1.37.2";

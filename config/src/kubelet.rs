@@ -12,6 +12,7 @@ use crate::endpoint::Endpoint;
 use crate::eviction::{default_eviction_hard, GracePeriods, Thresholds};
 use crate::quantity::Quantity;
 use crate::tls::CipherSuite;
+pub use crate::tls::TlsVersion;
 
 /// The `apiVersion` a KubeletConfiguration document must carry.
 pub const KUBELET_API_VERSION: &str = "kubelet.config.k8s.io/v1beta1";
@@ -244,20 +245,6 @@ impl Default for KubeletConfiguration {
             kube_api_burst: 100,
         }
     }
-}
-
-/// Lowest TLS protocol version, spelled as upstream spells it. TLS 1.0 and 1.1 parse (upstream
-/// accepts them) but are refused by validation: sergeant cannot serve them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum TlsVersion {
-    /// TLS 1.0
-    VersionTLS10,
-    /// TLS 1.1
-    VersionTLS11,
-    /// TLS 1.2
-    VersionTLS12,
-    /// TLS 1.3
-    VersionTLS13,
 }
 
 /// How callers of the authenticated API prove who they are.

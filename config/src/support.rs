@@ -14,24 +14,7 @@ use crate::kubelet::{
     AllocatableEnforcement, CgroupDriver, HairpinMode, KubeletConfiguration, ReservedResource,
 };
 use crate::validate::Violation;
-
-/// A setting accepted without the effect upstream gives it: its key path and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Notice {
-    /// The key path, dotted (`featureGates.PodLevelResources`).
-    pub(crate) field: String,
-    /// What sergeant does instead.
-    pub(crate) reason: String,
-}
-
-impl Notice {
-    pub(crate) fn new(field: &str, reason: String) -> Self {
-        Notice {
-            field: field.to_owned(),
-            reason,
-        }
-    }
-}
+use crate::warning::Notice;
 
 /// What happens to an upstream field set to something other than what sergeant does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

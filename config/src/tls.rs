@@ -9,7 +9,6 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::ParseError;
-use crate::kubelet::TlsVersion;
 use crate::serde_error::suggest;
 use crate::text::{deserialize_parsed, Scalars};
 
@@ -174,6 +173,20 @@ impl<'de> Deserialize<'de> for CipherSuite {
             Scalars::StringsOnly,
         )
     }
+}
+
+/// Lowest TLS protocol version, spelled as upstream spells it. TLS 1.0 and 1.1 parse (upstream
+/// accepts them) but are refused by validation: sergeant cannot serve them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum TlsVersion {
+    /// TLS 1.0
+    VersionTLS10,
+    /// TLS 1.1
+    VersionTLS11,
+    /// TLS 1.2
+    VersionTLS12,
+    /// TLS 1.3
+    VersionTLS13,
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! [`ConfigWarning`]: a setting sergeant accepts but does not act on the way upstream's kubelet
 //! would, said at start-up in the log and kept at `/debug/config`, so nothing in the file is
-//! silently ignored.
+//! silently ignored. [`Notice`] is the same before it is placed in its file.
 
 use std::fmt;
 
@@ -25,6 +25,24 @@ impl fmt::Display for ConfigWarning {
         match self.line {
             Some(line) => write!(f, "{}:{line}: {}: {}", self.file, self.field, self.reason),
             None => write!(f, "{}: {}: {}", self.file, self.field, self.reason),
+        }
+    }
+}
+
+/// A setting accepted without the effect upstream gives it: its key path and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Notice {
+    /// The key path, dotted (`featureGates.PodLevelResources`).
+    pub(crate) field: String,
+    /// What sergeant does instead.
+    pub(crate) reason: String,
+}
+
+impl Notice {
+    pub(crate) fn new(field: &str, reason: String) -> Self {
+        Notice {
+            field: field.to_owned(),
+            reason,
         }
     }
 }

@@ -20,8 +20,6 @@ KNOWN = {
         "read the volume plan",
     ("supervisor", frozenset({"actor", "child", "dynamic", "life"})):
         "the static and dynamic supervisors and their children are one framework, split by file",
-    ("config", frozenset({"kubelet", "tls"})):
-        "the cipher suites name the TLS version they need, the configuration names both",
 }
 
 
