@@ -13,6 +13,7 @@ mod gave_up;
 mod update;
 
 pub use actor::{
-    ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps, PodReport, PodTerminated,
+    EvictPod, ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps, PodReport,
+    PodTerminated,
 };
 pub use children::{pod_supervisor, PodAssignment, PodAssignments, POD_SUPERVISOR};
