@@ -20,6 +20,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+/// The name `common/isolation.rs` reaches the test harness by, as in `benches/common`.
+use common as harness;
 #[path = "common/isolation.rs"]
 mod isolation;
 #[path = "common/stats.rs"]

@@ -7,6 +7,7 @@ use actix::{Actor, ActorStreamExt, Context, ContextFutureSpawner};
 
 use serde::Serialize;
 use sergeant_config::{FieldChange, NodeConfig};
+use sergeant_core::spec::NodeContext;
 use tokio::sync::watch;
 
 /// What `/debug/config` shows: the configuration in force and the history of reloads.
@@ -62,6 +63,20 @@ pub fn feed(source: String, initial: NodeConfig) -> ConfigFeed {
         last_reload: None,
         last_error: None,
     })
+}
+
+/// The node's settings for pods under the configuration in force (its name, directories,
+/// cgroups, measured memory), read on a blocking thread.
+///
+/// # Errors
+/// Why they could not be read, as text for the reader's status and failure.
+pub async fn node_context(config: &watch::Receiver<ConfigState>) -> Result<NodeContext, String> {
+    let active = config.borrow().active.clone();
+    tokio::task::spawn_blocking(move || {
+        sergeant_host::node::node_context(&active).map_err(|e| e.to_string())
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("reading did not finish: {e}")))
 }
 
 /// Calls `on_change` on the actor each time an accepted reload publishes a new configuration,

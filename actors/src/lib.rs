@@ -8,6 +8,7 @@
 pub mod config_feed;
 pub mod config_watcher;
 pub mod events;
+pub mod eviction;
 pub mod gc;
 pub mod logs;
 pub mod mirror;
@@ -19,5 +20,6 @@ pub mod pod_manager;
 pub mod runtime;
 pub mod serving;
 pub mod sources;
+pub mod stats;
 pub mod status_manager;
 pub mod tree;

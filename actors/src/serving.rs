@@ -39,4 +39,6 @@ pub struct ServerDeps {
     pub api: Option<kube::Client>,
     /// The runtime, for container logs and commands.
     pub port: crate::runtime::RuntimePort,
+    /// The stats provider's samples, for `/stats/summary` and `/metrics/resource`.
+    pub stats: crate::stats::StatsFeed,
 }

@@ -4,7 +4,8 @@
 //! root (one_for_one)
 //! ├─ config-watcher
 //! ├─ runtime (rest_for_one): runtime-adapter, cni-adapter, pleg
-//! ├─ node (one_for_one): node-status, eviction-manager, gc, container-log-manager
+//! ├─ node (one_for_one): stats-provider, node-status, eviction-manager, gc,
+//! │   container-log-manager
 //! ├─ pods (one_for_one): sources, mirror-pods, event-recorder and api-source (managed),
 //! │   pod-supervisor (dynamic: one pod actor per pod, named by UID, each with its probe
 //! │   workers below it), pod-manager, status-manager
@@ -137,12 +138,24 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
             ContainerLogManager::new(env, log_port.clone(), log_config.clone(), log_node.clone())
         },
     );
+    let stats = watch::Sender::new(None);
+    let pressure = watch::Sender::new(std::collections::BTreeSet::new());
+    let eviction_manager = crate::eviction::child_spec(crate::eviction::EvictionDeps {
+        port: port.clone(),
+        config: deps.config.subscribe(),
+        stats: stats.subscribe(),
+        pods: manager_slot.reference(policy.delivery_timeout),
+        pressure: pressure.clone(),
+    });
+    let stats_provider =
+        crate::stats::child_spec(port.clone(), deps.config.subscribe(), stats.clone());
     let node = ChildSpec::supervisor(
         "node",
         Strategy::OneForOne,
         &policy,
         &Slot::new("node"),
         vec![
+            stats_provider,
             crate::node_status::child_spec(
                 deps.config.subscribe(),
                 deps.api
@@ -151,12 +164,10 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
                         client,
                         port: port.clone(),
                         health: node_health,
+                        pressure: pressure.subscribe(),
                     }),
             ),
-            pending(
-                "eviction-manager",
-                "eviction signals, thresholds and evictions",
-            ),
+            eviction_manager,
             crate::gc::child_spec(
                 port.clone(),
                 manager_slot.reference(policy.delivery_timeout),
@@ -217,6 +228,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         assignments,
         manager: manager_slot.reference(policy.delivery_timeout),
         supervision: policy.clone(),
+        pressure: pressure.subscribe(),
     };
     let pod_manager = ChildSpec::worker("pod-manager", &manager_slot, move |env| {
         PodManager::new(env, manager_deps.clone())
@@ -247,6 +259,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         api_source: api_source.subscribe(),
         api: deps.api.clone(),
         port: server_port,
+        stats: stats.subscribe(),
     };
     let server = ChildSpec::supervisor(
         "server",

@@ -73,12 +73,14 @@ impl Isolation {
         }
     }
 
-    /// The KubeletConfiguration lines that put the agent's pod cgroups and pod logs here.
+    /// The KubeletConfiguration lines that put the agent's pod cgroups and pod logs here,
+    /// with the test machine's eviction thresholds.
     pub fn kubelet_config(&self) -> String {
         format!(
-            "cgroupRoot: {}\npodLogsDir: {}\n",
+            "cgroupRoot: {}\npodLogsDir: {}\n{}",
             self.cgroup_root,
-            self.pod_logs.display()
+            self.pod_logs.display(),
+            super::harness::TEST_EVICTION_HARD
         )
     }
 

@@ -53,12 +53,12 @@ impl std::fmt::Display for Owner {
 }
 
 impl Owner {
-    /// Whether the owner is built and follows the configuration feed. The eviction manager
-    /// and image garbage collection are not built yet: a change of their fields is kept in the
-    /// active configuration, and nothing acts on it.
+    /// Whether the owner is built and follows the configuration feed. Image garbage
+    /// collection is not built yet: a change of its fields is kept in the active
+    /// configuration, and nothing acts on it.
     #[must_use]
     pub const fn acts(self) -> bool {
-        !matches!(self, Owner::EvictionManager | Owner::ImageGc)
+        !matches!(self, Owner::ImageGc)
     }
 }
 

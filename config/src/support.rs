@@ -9,6 +9,7 @@
 use serde_yaml::Value;
 
 use crate::duration::Duration;
+use crate::eviction::Signal;
 use crate::feature_gates;
 use crate::kubelet::{
     AllocatableEnforcement, CgroupDriver, HairpinMode, KubeletConfiguration, ReservedResource,
@@ -592,6 +593,47 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Result<Vec<Notice>, Viol
             notices.push(Notice::new(
                 path,
                 "is not enforced: no pid limit is put on the pods' cgroup for it".to_owned(),
+            ));
+        }
+    }
+    let defaults = KubeletConfiguration::default();
+    for (set, path) in [
+        (
+            config.image_gc_high_threshold_percent != defaults.image_gc_high_threshold_percent,
+            "imageGCHighThresholdPercent",
+        ),
+        (
+            config.image_gc_low_threshold_percent != defaults.image_gc_low_threshold_percent,
+            "imageGCLowThresholdPercent",
+        ),
+        (
+            config.image_minimum_gc_age != defaults.image_minimum_gc_age,
+            "imageMinimumGCAge",
+        ),
+        (
+            config.image_maximum_gc_age != defaults.image_maximum_gc_age,
+            "imageMaximumGCAge",
+        ),
+    ] {
+        if set {
+            notices.push(Notice::new(
+                path,
+                "image garbage collection is not built: no unused image is removed (disk \
+                 pressure reclaims dead containers only)"
+                    .to_owned(),
+            ));
+        }
+    }
+    for (thresholds, path) in [
+        (&config.eviction_hard, "evictionHard"),
+        (&config.eviction_soft, "evictionSoft"),
+    ] {
+        if thresholds.contains_key(&Signal::AllocatableMemoryAvailable) {
+            notices.push(Notice::new(
+                &format!("{path}.allocatableMemory.available"),
+                "is never met: sergeant does not observe the pods' share of allocatable memory \
+                 yet; memory.available is observed"
+                    .to_owned(),
             ));
         }
     }

@@ -139,3 +139,28 @@ fn enforcing_reserved_cgroups_is_refused_and_pods_is_warned() {
     assert_eq!(fields, vec!["systemReserved.pid", "shutdownGracePeriod"]);
     assert_eq!(warning_about(&config, "systemReserved.pid").line, Some(7));
 }
+
+#[test]
+fn an_allocatable_memory_threshold_is_warned_as_never_met() {
+    let config =
+        parse("evictionHard:\n  memory.available: 100Mi\n  allocatableMemory.available: 50Mi\n")
+            .unwrap();
+    let warning = warning_about(&config, "evictionHard.allocatableMemory.available");
+    assert!(warning.reason.contains("never met"), "{warning}");
+    let plain = parse("evictionHard:\n  memory.available: 100Mi\n").unwrap();
+    assert!(
+        plain
+            .warnings
+            .iter()
+            .all(|w| !w.field.contains("allocatableMemory")),
+        "{:?}",
+        plain.warnings
+    );
+}
+
+#[test]
+fn image_garbage_collection_is_warned_as_not_built() {
+    let config = parse("imageGCHighThresholdPercent: 90\n").unwrap();
+    let warning = warning_about(&config, "imageGCHighThresholdPercent");
+    assert!(warning.reason.contains("not built"), "{warning}");
+}

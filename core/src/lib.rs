@@ -15,6 +15,7 @@ pub mod admission;
 pub mod allocatable;
 pub mod backoff;
 pub mod credentials;
+pub mod eviction;
 pub mod gc;
 pub mod hash;
 pub mod kind;
@@ -28,6 +29,7 @@ pub mod rate;
 pub mod runtime;
 pub mod source;
 pub mod spec;
+pub mod stats;
 pub mod status;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

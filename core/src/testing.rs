@@ -120,3 +120,17 @@ pub fn random_strings<'a>(
             .collect()
     })
 }
+
+/// A container `name` of `sandbox` with runtime id `id`, as the runtime lists it.
+#[must_use]
+pub fn listed_container(id: &str, sandbox: &str, name: &str) -> k8s_cri::v1::Container {
+    k8s_cri::v1::Container {
+        id: id.to_string(),
+        pod_sandbox_id: sandbox.to_string(),
+        metadata: Some(k8s_cri::v1::ContainerMetadata {
+            name: name.to_string(),
+            attempt: 0,
+        }),
+        ..Default::default()
+    }
+}

@@ -59,6 +59,23 @@ pub fn remove_pod_cgroup(path: &str) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// How many processes the pod cgroup `path` holds (`pids.current` of the hierarchy with the
+/// pids controller, or of the unified one); `None` when no hierarchy tells. Blocking.
+#[must_use]
+pub fn pod_processes(path: &str) -> Option<u64> {
+    hierarchy_dirs(path)
+        .ok()?
+        .into_iter()
+        .filter(|(h, _)| !is_v1(h) || has_controller(h, "pids"))
+        .find_map(|(_, dir)| {
+            std::fs::read_to_string(dir.join("pids.current"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+}
+
 /// The directory of cgroup `path` in each hierarchy; none for the root cgroup.
 fn hierarchy_dirs(path: &str) -> Result<Vec<(MountEntry, PathBuf)>, SpecError> {
     let relative = path.trim_start_matches('/');
@@ -142,8 +159,14 @@ mod tests {
             let dir = hierarchy.mount_point.join(path.trim_start_matches('/'));
             std::fs::create_dir_all(&dir).expect("the runtime's v2 cgroup");
         }
+        assert_eq!(
+            pod_processes(&path),
+            Some(0),
+            "an empty cgroup holds no process"
+        );
         remove_pod_cgroup(&path).expect("remove");
         remove_pod_cgroup(&path).expect("remove again");
+        assert_eq!(pod_processes(&path), None);
         for hierarchy in v1.iter().chain(&unified) {
             let dir = hierarchy.mount_point.join(path.trim_start_matches('/'));
             assert!(!dir.exists(), "{} removed", dir.display());

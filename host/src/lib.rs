@@ -6,7 +6,8 @@
 //! Entry points: [`volumes::setup_volumes`] and [`volumes::teardown_pod_dir`] for a pod's
 //! volumes, [`cgroup::ensure_pod_cgroup`] for its cgroup, [`pod_files`] for its hosts file, log
 //! directory and termination-message file, [`node::memory_capacity`] for the node's memory,
-//! [`node::node_context`] for the node facts a pod's translation is made with.
+//! [`node::node_context`] for the node facts a pod's translation is made with, [`stats`] for
+//! every number the Summary API and the eviction manager read.
 
 pub mod address;
 pub mod cgroup;
@@ -14,5 +15,6 @@ pub mod dns;
 pub mod mountinfo;
 pub mod node;
 pub mod pod_files;
+pub mod stats;
 pub mod swap;
 pub mod volumes;

@@ -51,7 +51,15 @@ pub fn wait_for<T>(what: &str, deadline: Duration, mut probe: impl FnMut() -> Op
     }
 }
 
-/// A KubeletConfiguration on free loopback ports, plus `extra` lines, plus an optional
+/// The hard eviction thresholds of every test agent whose lines set none. The shared test
+/// machine's disk is often below upstream's defaults (10% of nodefs, 15% of imagefs free),
+/// which is real disk pressure: every test node would refuse and evict its pods. These
+/// still evict when the disk is really about to fill.
+pub const TEST_EVICTION_HARD: &str = "evictionHard:\n  memory.available: 100Mi\n  \
+    nodefs.available: 512Mi\n  imagefs.available: 512Mi\n  nodefs.inodesFree: 5%\n";
+
+/// A KubeletConfiguration on free loopback ports, plus `extra` lines (with
+/// [`TEST_EVICTION_HARD`] unless they set `evictionHard`), plus an optional
 /// SergeantConfiguration document.
 pub struct TestConfig {
     pub healthz_port: u16,
@@ -100,9 +108,14 @@ impl TestConfig {
     }
 
     pub fn render(&self) -> String {
+        let eviction = if self.kubelet_extra.contains("evictionHard:") {
+            ""
+        } else {
+            TEST_EVICTION_HARD
+        };
         let mut text = format!(
             "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n\
-             address: {}\nhealthzBindAddress: 127.0.0.1\nhealthzPort: {}\nreadOnlyPort: {}\nport: {}\n{}",
+             address: {}\nhealthzBindAddress: 127.0.0.1\nhealthzPort: {}\nreadOnlyPort: {}\nport: {}\n{}{eviction}",
             self.address, self.healthz_port, self.read_only_port, self.port, self.kubelet_extra
         );
         if let Some(body) = &self.sergeant {

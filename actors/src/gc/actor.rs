@@ -188,14 +188,8 @@ impl Actor for GarbageCollector {
         );
         config_feed::follow(ctx, self.config.clone(), Self::reconfigure);
         self.env.set_status("reading the node's settings");
-        let active = self.config.borrow().active.clone();
-        let read = async move {
-            tokio::task::spawn_blocking(move || {
-                sergeant_host::node::node_context(&active).map_err(|e| e.to_string())
-            })
-            .await
-            .unwrap_or_else(|e| Err(format!("reading did not finish: {e}")))
-        };
+        let config = self.config.clone();
+        let read = async move { config_feed::node_context(&config).await };
         ctx.spawn(read.into_actor(self).map(|node, act, ctx| {
             match node {
                 Ok(node) => {

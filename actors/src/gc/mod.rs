@@ -8,7 +8,7 @@
 //! `collect` runs one pass against the runtime.
 
 mod actor;
-mod collect;
+pub(crate) mod collect;
 pub mod log_dirs;
 
 pub use actor::{child_spec, GarbageCollector};

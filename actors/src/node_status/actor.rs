@@ -20,6 +20,7 @@ use super::lease::{self, Holder};
 use super::machine::{self, MachineFacts};
 use super::sync::{self, Action, Outcome, Round};
 use crate::config_feed::ConfigState;
+use crate::eviction::PressureFeed;
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::Doubling;
 use sergeant_supervisor::failpoint;
@@ -49,6 +50,8 @@ pub struct ManagedDeps {
     pub port: RuntimePort,
     /// The runtime's health, which decides `Ready`.
     pub health: watch::Receiver<RuntimeHealth>,
+    /// The eviction manager's pressure conditions.
+    pub pressure: PressureFeed,
 }
 
 /// One of the two loops (status, lease): whether a call is out, the next attempt, the back-off,
@@ -188,6 +191,7 @@ impl NodeStatus {
             facts,
             config,
             health: managed.health.borrow().clone(),
+            pressure: managed.pressure.borrow().clone(),
             runtime_version: self.runtime_version.clone(),
             report_due: self
                 .last_report
@@ -304,7 +308,8 @@ impl NodeStatus {
             .set_status(format!("{registered}; {ready}; {lease}{last_error}"));
     }
 
-    fn start_managed(&mut self, ctx: &mut Context<Self>, health: watch::Receiver<RuntimeHealth>) {
+    fn start_managed(&mut self, ctx: &mut Context<Self>, managed: ManagedDeps) {
+        let (health, pressure) = (managed.health, managed.pressure);
         self.env.set_status("reading the machine facts");
         let config = self.config();
         let read = async move {
@@ -320,6 +325,7 @@ impl NodeStatus {
                     act.show();
                     act.status_tick(ctx);
                     follow_health(ctx, health);
+                    follow_pressure(ctx, pressure);
                 }
                 Err(reason) => act
                     .env
@@ -340,6 +346,21 @@ fn follow_health(ctx: &mut Context<NodeStatus>, health: watch::Receiver<RuntimeH
         .spawn(ctx);
 }
 
+/// Reports at once on every change of the pressure conditions, once the node is registered.
+fn follow_pressure(ctx: &mut Context<NodeStatus>, pressure: PressureFeed) {
+    let changes = futures::stream::unfold(pressure, |mut pressure| async move {
+        pressure.changed().await.ok().map(|()| ((), pressure))
+    });
+    actix::fut::wrap_stream::<_, NodeStatus>(changes)
+        .map(|(), act, ctx| {
+            if act.reported.is_some() {
+                act.status_tick(ctx);
+            }
+        })
+        .finish()
+        .spawn(ctx);
+}
+
 impl Actor for NodeStatus {
     type Context = Context<Self>;
 
@@ -353,8 +374,8 @@ impl Actor for NodeStatus {
             LEASE_METRIC,
             "Node lease renewals by result: created, renewed, error."
         );
-        match self.managed.as_ref().map(|m| m.health.clone()) {
-            Some(health) => self.start_managed(ctx, health),
+        match self.managed.clone() {
+            Some(managed) => self.start_managed(ctx, managed),
             None => {
                 self.env.set_status("standalone: no API server");
                 ctx.run_interval(STANDALONE_TICK, Self::status_tick);

@@ -2,7 +2,7 @@
 //! the runtime last said; and whether a status differs from the one the API server holds in
 //! anything but heartbeats. Pure.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{
     ContainerImage, DaemonEndpoint, Node, NodeAddress, NodeDaemonEndpoints, NodeSpec, NodeStatus,
@@ -17,13 +17,15 @@ use sergeant_messages::KUBERNETES_VERSION;
 use super::conditions;
 use super::machine::MachineFacts;
 use sergeant_core::allocatable::NodeResources;
+use sergeant_core::eviction::signals::Pressure;
 
 /// The operating system sergeant runs on, as the `kubernetes.io/os` label and `nodeInfo` say.
 const OS: &str = "linux";
 /// Tells the attach/detach controller it attaches volumes for this node, as upstream sets it.
 const CONTROLLER_MANAGED_ATTACH: &str = "volumes.kubernetes.io/controller-managed-attach-detach";
 
-/// What the runtime said at the last look: its health, its version and its images.
+/// What the runtime said at the last look (its health, its version and its images), and the
+/// pressure conditions the eviction manager reports.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RuntimeView {
     /// The `RuntimeReady` / `NetworkReady` health the runtime adapter polls.
@@ -32,6 +34,8 @@ pub struct RuntimeView {
     pub version: String,
     /// The images, or `None` when they could not be listed (the reported list is kept).
     pub images: Option<Vec<ContainerImage>>,
+    /// The pressure conditions that are `True`.
+    pub pressure: BTreeSet<Pressure>,
 }
 
 /// The Go name of this machine's architecture (`kubernetes.io/arch`, `nodeInfo.architecture`).
@@ -111,6 +115,7 @@ pub fn status(
         conditions: Some(conditions::conditions(
             previous_conditions,
             &runtime.health,
+            &runtime.pressure,
             now,
         )),
         addresses: Some(addresses),
@@ -249,6 +254,7 @@ mod tests {
             },
             version: "containerd://1.6.20".to_owned(),
             images: Some(Vec::new()),
+            pressure: BTreeSet::new(),
         }
     }
 

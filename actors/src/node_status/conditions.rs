@@ -1,9 +1,13 @@
-//! The node conditions sergeant owns — `MemoryPressure`, `DiskPressure`, `PIDPressure` and
-//! `Ready` — as upstream's condition setters write them: the heartbeat is stamped on every
-//! update, the transition time only when the status flips. Pure.
+//! The node conditions sergeant owns — `MemoryPressure`, `DiskPressure`, `PIDPressure` (as
+//! the eviction manager reports them) and `Ready` — as upstream's condition setters write
+//! them: the heartbeat is stamped on every update, the transition time only when the status
+//! flips. Pure.
+
+use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::NodeCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use sergeant_core::eviction::signals::Pressure;
 use sergeant_messages::runtime::RuntimeHealth;
 
 /// The condition type the scheduler and the node lifecycle controller read.
@@ -37,12 +41,44 @@ pub fn not_ready_reason(health: &RuntimeHealth) -> Option<String> {
     }
 }
 
-/// The conditions to report at `now`, given what the node object says (`previous`) and the
-/// runtime's health. Pressure conditions are `False` until the eviction manager reports them.
+/// What a pressure condition says: `(status, reason, message)` as upstream's setters write
+/// them, under pressure or not.
+#[must_use]
+pub fn pressure_condition(pressure: Pressure, under: bool) -> (&'static str, &'static str, String) {
+    let (reason, message) = match (pressure, under) {
+        (Pressure::Memory, false) => (
+            "KubeletHasSufficientMemory",
+            "kubelet has sufficient memory available",
+        ),
+        (Pressure::Memory, true) => (
+            "KubeletHasInsufficientMemory",
+            "kubelet has insufficient memory available",
+        ),
+        (Pressure::Disk, false) => ("KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        (Pressure::Disk, true) => ("KubeletHasDiskPressure", "kubelet has disk pressure"),
+        (Pressure::Pid, false) => (
+            "KubeletHasSufficientPID",
+            "kubelet has sufficient PID available",
+        ),
+        (Pressure::Pid, true) => (
+            "KubeletHasInsufficientPID",
+            "kubelet has insufficient PID available",
+        ),
+    };
+    (
+        if under { "True" } else { "False" },
+        reason,
+        message.to_owned(),
+    )
+}
+
+/// The conditions to report at `now`, given what the node object says (`previous`), the
+/// runtime's health and the pressure conditions the eviction manager reports `True`.
 #[must_use]
 pub fn conditions(
     previous: &[NodeCondition],
     health: &RuntimeHealth,
+    pressure: &BTreeSet<Pressure>,
     now: &Time,
 ) -> Vec<NodeCondition> {
     let ready = match not_ready_reason(health) {
@@ -53,50 +89,31 @@ pub fn conditions(
         ),
         Some(reason) => ("False", "KubeletNotReady", reason),
     };
-    [
-        (
-            "MemoryPressure",
+    Pressure::ALL
+        .into_iter()
+        .map(|p| {
             (
-                "False",
-                "KubeletHasSufficientMemory",
-                "kubelet has sufficient memory available".to_owned(),
-            ),
-        ),
-        (
-            "DiskPressure",
-            (
-                "False",
-                "KubeletHasNoDiskPressure",
-                "kubelet has no disk pressure".to_owned(),
-            ),
-        ),
-        (
-            "PIDPressure",
-            (
-                "False",
-                "KubeletHasSufficientPID",
-                "kubelet has sufficient PID available".to_owned(),
-            ),
-        ),
-        (READY, ready),
-    ]
-    .into_iter()
-    .map(|(kind, (status, reason, message))| {
-        let before = previous.iter().find(|c| c.type_ == kind);
-        let transition = match before {
-            Some(before) if before.status == status => before.last_transition_time.clone(),
-            _ => Some(now.clone()),
-        };
-        NodeCondition {
-            type_: kind.to_owned(),
-            status: status.to_owned(),
-            reason: Some(reason.to_owned()),
-            message: Some(message),
-            last_heartbeat_time: Some(now.clone()),
-            last_transition_time: transition,
-        }
-    })
-    .collect()
+                p.condition_type(),
+                pressure_condition(p, pressure.contains(&p)),
+            )
+        })
+        .chain([(READY, ready)])
+        .map(|(kind, (status, reason, message))| {
+            let before = previous.iter().find(|c| c.type_ == kind);
+            let transition = match before {
+                Some(before) if before.status == status => before.last_transition_time.clone(),
+                _ => Some(now.clone()),
+            };
+            NodeCondition {
+                type_: kind.to_owned(),
+                status: status.to_owned(),
+                reason: Some(reason.to_owned()),
+                message: Some(message),
+                last_heartbeat_time: Some(now.clone()),
+                last_transition_time: transition,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -125,7 +142,7 @@ mod tests {
     #[test]
     fn a_healthy_runtime_makes_the_node_ready_and_no_pressure_is_reported() {
         let now = at(100);
-        let all = conditions(&[], &healthy(), &now);
+        let all = conditions(&[], &healthy(), &BTreeSet::new(), &now);
         let kinds: Vec<&str> = all.iter().map(|c| c.type_.as_str()).collect();
         assert_eq!(
             kinds,
@@ -149,8 +166,8 @@ mod tests {
 
     #[test]
     fn the_transition_time_moves_only_when_the_status_flips() {
-        let first = conditions(&[], &healthy(), &at(100));
-        let second = conditions(&first, &healthy(), &at(110));
+        let first = conditions(&[], &healthy(), &BTreeSet::new(), &at(100));
+        let second = conditions(&first, &healthy(), &BTreeSet::new(), &at(110));
         assert_eq!(ready(&second).last_transition_time, Some(at(100)));
         assert_eq!(ready(&second).last_heartbeat_time, Some(at(110)));
         let down = RuntimeHealth {
@@ -158,13 +175,56 @@ mod tests {
             message: "connection refused".to_owned(),
             ..healthy()
         };
-        let third = conditions(&second, &down, &at(120));
+        let third = conditions(&second, &down, &BTreeSet::new(), &at(120));
         let ready = ready(&third);
         assert_eq!(ready.status, "False");
         assert_eq!(ready.reason.as_deref(), Some("KubeletNotReady"));
         assert_eq!(ready.message.as_deref(), Some("container runtime is down"));
         assert_eq!(ready.last_transition_time, Some(at(120)));
         assert_eq!(third[0].last_transition_time, Some(at(100)));
+    }
+
+    #[test]
+    fn pressure_flips_its_condition_and_moves_only_its_transition_time() {
+        let calm = conditions(&[], &healthy(), &BTreeSet::new(), &at(100));
+        let memory = BTreeSet::from([Pressure::Memory]);
+        let pressed = conditions(&calm, &healthy(), &memory, &at(110));
+        assert_eq!(pressed[0].type_, "MemoryPressure");
+        assert_eq!(pressed[0].status, "True");
+        assert_eq!(
+            pressed[0].reason.as_deref(),
+            Some("KubeletHasInsufficientMemory")
+        );
+        assert_eq!(
+            pressed[0].message.as_deref(),
+            Some("kubelet has insufficient memory available")
+        );
+        assert_eq!(pressed[0].last_transition_time, Some(at(110)));
+        assert_eq!(
+            pressed[1].last_transition_time,
+            Some(at(100)),
+            "disk did not flip"
+        );
+        let still = conditions(&pressed, &healthy(), &memory, &at(120));
+        assert_eq!(still[0].last_transition_time, Some(at(110)));
+        let over = conditions(&still, &healthy(), &BTreeSet::new(), &at(130));
+        assert_eq!(over[0].status, "False");
+        assert_eq!(over[0].last_transition_time, Some(at(130)));
+        let all = BTreeSet::from(Pressure::ALL);
+        let every = conditions(&over, &healthy(), &all, &at(140));
+        let reasons: Vec<&str> = every
+            .iter()
+            .take(3)
+            .filter_map(|c| c.reason.as_deref())
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                "KubeletHasInsufficientMemory",
+                "KubeletHasDiskPressure",
+                "KubeletHasInsufficientPID"
+            ]
+        );
     }
 
     #[test]

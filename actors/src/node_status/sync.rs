@@ -1,6 +1,7 @@
 //! One round of node status: look at the runtime (version, images), read the Node, register it
 //! when it is missing, and patch its status when it changed or a report is due.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Node;
@@ -8,6 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::{Api, Client};
 use sergeant_config::NodeConfig;
+use sergeant_core::eviction::signals::Pressure;
 use sergeant_messages::runtime::{cri, RuntimeHealth};
 
 use super::build::{self, RuntimeView};
@@ -29,6 +31,8 @@ pub struct Round {
     pub config: Arc<NodeConfig>,
     /// The runtime's health as last polled.
     pub health: RuntimeHealth,
+    /// The pressure conditions the eviction manager reports.
+    pub pressure: BTreeSet<Pressure>,
     /// The runtime version found before, kept while the runtime does not answer.
     pub runtime_version: String,
     /// Whether the report period has passed: patch even if nothing changed.
@@ -126,6 +130,7 @@ async fn look_at_runtime(round: &Round) -> RuntimeView {
     };
     RuntimeView {
         health: round.health.clone(),
+        pressure: round.pressure.clone(),
         version,
         images,
     }

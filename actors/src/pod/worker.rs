@@ -25,7 +25,7 @@ use super::probe::{ProbeDeps, ProbeResult, ProbeSet};
 use super::sync::{sync, SyncInput, SyncOutcome};
 use super::verdicts;
 use crate::config_feed::ConfigState;
-use crate::events::EventSink;
+use crate::events::{EventSink, EventType};
 use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::plan::ProbeVerdicts;
@@ -47,6 +47,9 @@ const KILL_RETRY: Duration = Duration::from_secs(1);
 const DEADLINE_REASON: &str = "DeadlineExceeded";
 /// The status message that goes with it, as upstream.
 const DEADLINE_MESSAGE: &str = "Pod was active on the node longer than the specified deadline";
+
+/// The status and event reason of an evicted pod, as upstream.
+const EVICTED_REASON: &str = sergeant_core::eviction::message::REASON;
 
 /// What the pod actor shares with every sync.
 #[derive(Clone)]
@@ -94,6 +97,9 @@ pub struct PodWorker {
     terminating: Option<Option<Duration>>,
     /// The pod failed as a whole (`(reason, message)`); it is stopped and only observed.
     failure: Option<(String, String)>,
+    /// The grace period its containers get when it failed as a whole by eviction (otherwise
+    /// its own).
+    failure_grace: Option<Duration>,
     /// Whether the failed pod's containers have been stopped.
     stopped: bool,
     /// The probe workers of the running containers, and their verdicts.
@@ -129,6 +135,7 @@ impl PodWorker {
             runtime_time: Duration::ZERO,
             terminating,
             failure: None,
+            failure_grace: None,
             stopped: false,
             probes,
             verdicts: ProbeVerdicts::default(),
@@ -211,7 +218,8 @@ impl PodWorker {
         let port = self.deps.port.clone();
         let uid = self.key.uid.clone();
         let events = self.deps.events.for_pod(&pod);
-        let work = async move { stop_pod(&port, &uid, Some(&pod), None).await.map(drop) };
+        let grace = self.failure_grace;
+        let work = async move { stop_pod(&port, &uid, Some(&pod), grace).await.map(drop) };
         ctx.spawn(events.scope(work).into_actor(self).map(|result, act, ctx| {
             act.busy = false;
             match result {
@@ -471,6 +479,43 @@ impl Handler<SyncPod> for PodWorker {
     type Result = ();
 
     fn handle(&mut self, _: SyncPod, ctx: &mut Context<Self>) {
+        self.trigger(ctx);
+    }
+}
+
+/// Evict the pod: it fails as a whole with reason `Evicted` and `message` (upstream's), its
+/// containers stopped within `grace`, and a Warning event says why.
+#[derive(Debug, Clone)]
+pub struct Evict {
+    /// Why, in upstream's words.
+    pub message: String,
+    /// How long its containers get to stop.
+    pub grace: Duration,
+}
+
+impl Message for Evict {
+    type Result = ();
+}
+
+impl Handler<Evict> for PodWorker {
+    type Result = ();
+
+    fn handle(&mut self, evict: Evict, ctx: &mut Context<Self>) {
+        if self.failure.is_some() || self.terminating.is_some() {
+            return;
+        }
+        let Some(pod) = self.pod.clone() else {
+            return;
+        };
+        tracing::warn!(pod = %self.key, "evicted: {}", evict.message);
+        self.deps.events.for_pod(&pod).pod(
+            EventType::Warning,
+            EVICTED_REASON,
+            evict.message.clone(),
+        );
+        self.failure = Some((EVICTED_REASON.to_owned(), evict.message));
+        self.failure_grace = Some(evict.grace);
+        self.interrupter.raise();
         self.trigger(ctx);
     }
 }

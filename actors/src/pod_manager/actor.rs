@@ -16,12 +16,14 @@ use super::gave_up::given_up;
 use super::update::changed;
 use crate::config_feed::ConfigState;
 use crate::events::{reason, EventSink, EventType};
+use crate::eviction::PressureFeed;
 use crate::pod::report;
-use crate::pod::worker::{PodWorker, SyncPod, TerminatePod, UpdatePod, WorkerDeps};
+use crate::pod::worker::{Evict, PodWorker, SyncPod, TerminatePod, UpdatePod, WorkerDeps};
 use crate::runtime::RuntimePort;
 use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
 use sergeant_core::admission::{admit, Capacity, Rejection};
 use sergeant_core::allocatable::NodeResources;
+use sergeant_core::eviction;
 use sergeant_core::labels;
 use sergeant_core::source::is_api_pod;
 use sergeant_core::source::is_static_pod;
@@ -54,6 +56,8 @@ pub struct PodManagerDeps {
     /// How a pod actor's probe workers are restarted, and how long a message to a restarting
     /// pod actor waits.
     pub supervision: RestartPolicy,
+    /// The node's pressure conditions, which refuse pods at admission.
+    pub pressure: PressureFeed,
 }
 
 /// Runs one pod actor per admitted pod, as a child of the pod supervisor.
@@ -207,7 +211,9 @@ impl PodManager {
                     .filter(|a| a.terminating.is_none())
                     .filter_map(|a| a.pod.as_deref())
                     .collect();
-                admit(pod, &admitted, capacity)
+                let pressure = self.deps.pressure.borrow().clone();
+                eviction::message::admit(pod, &pressure)
+                    .and_then(|()| admit(pod, &admitted, capacity))
             };
             match admission {
                 Ok(()) => self.start_worker(key_of(pod), Some(Arc::clone(pod)), None),
@@ -558,6 +564,40 @@ impl Handler<PodTerminated> for PodManager {
         self.reports.remove(uid);
         self.given_up.remove(uid);
         self.reconcile(ctx);
+    }
+}
+
+/// Evict a pod: the eviction manager chose it to relieve the node. Answers whether the pod
+/// has an actor to tell.
+#[derive(Debug, Clone)]
+pub struct EvictPod {
+    /// Which pod.
+    pub uid: String,
+    /// Why, in upstream's words; the pod's status message and its event's.
+    pub message: String,
+    /// How long its containers get to stop.
+    pub grace: Duration,
+}
+
+impl Message for EvictPod {
+    type Result = bool;
+}
+
+impl Handler<EvictPod> for PodManager {
+    type Result = bool;
+
+    fn handle(&mut self, evict: EvictPod, _: &mut Context<Self>) -> bool {
+        let Some(worker) = self.workers.get(&evict.uid) else {
+            return false;
+        };
+        let told = worker.tell(Evict {
+            message: evict.message,
+            grace: evict.grace,
+        });
+        if let Err(error) = &told {
+            tracing::warn!(uid = evict.uid, "eviction not delivered: {error}");
+        }
+        told.is_ok()
     }
 }
 

@@ -12,5 +12,5 @@ mod children;
 mod gave_up;
 mod update;
 
-pub use actor::{ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps};
+pub use actor::{EvictPod, ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps};
 pub use children::{pod_supervisor, PodAssignment, PodAssignments, POD_SUPERVISOR};

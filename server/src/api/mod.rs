@@ -6,7 +6,6 @@ mod container_logs;
 mod cri_log;
 mod log_file;
 mod log_query;
-mod node_runtime;
 mod run;
 mod running_pods;
 mod stats;

@@ -1,12 +1,12 @@
 //! `GET /runningpods/`: the pods the runtime is running for this node, as a PodList built
 //! from the runtime's sandboxes and running containers (not from the pod specs), as upstream.
 
-use super::node_runtime::{ready_sandboxes, running_containers};
 use crate::ServerDeps;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json, Response};
 use sergeant_core::labels;
+use sergeant_core::stats::listing::{ready_sandboxes, running_containers};
 
 /// The handler.
 pub async fn running_pods(State(deps): State<ServerDeps>) -> Response {

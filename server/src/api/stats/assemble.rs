@@ -4,12 +4,13 @@
 
 use sergeant_messages::runtime::cri;
 
-use super::clock::{time_of_ns, Clock};
-use super::fs::consumer;
-use super::host::{Host, PodHost};
+use sergeant_core::stats::summary::{ContainerStats, CpuStats, FsStats, MemoryStats, PodStats};
+use sergeant_host::stats::fs::consumer;
+use sergeant_host::stats::pods::{Host, PodHost};
+use sergeant_host::stats::{time_of_ns, Clock};
+
 use super::pods::{ContainerPlan, PodPlan};
 use super::rate::CpuRates;
-use super::types::{ContainerStats, CpuStats, FsStats, MemoryStats, PodStats};
 
 /// What the pod entries are built from besides the plans.
 pub struct Inputs<'a> {
@@ -185,7 +186,7 @@ fn ephemeral(root_fs: &FsStats, containers: &[ContainerStats], host: &PodHost) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::stats::types::PodReference;
+    use sergeant_core::stats::summary::PodReference;
 
     fn sample(id: &str, at: i64, usage: u64, working_set: u64) -> cri::ContainerStats {
         let v = |value| Some(cri::UInt64Value { value });

@@ -2,27 +2,19 @@
 //! filesystems and process limit from the kernel, and each pod's and container's usage from
 //! the runtime's CRI stats, joined with the pod manager's pods.
 //!
-//! The pods' numbers come from a [`sampler`] that reads them in the background every
-//! [`sampler::REFRESH_PERIOD`]; a request reads only the node's counters and assembles. CPU
-//! rates (`usageNanoCores`) need the previous sample, which each listener keeps in a small
-//! cache of its own ([`routes`] builds the routes with it): nothing is shared with other
-//! actors. Reads of procfs and filesystems run on blocking threads.
+//! The pods' numbers come from the stats provider (`sergeant_actors::stats`), which samples
+//! them with the node's in the background every `REFRESH_PERIOD` and shares each sample with
+//! the eviction manager; a request reads only the node's counters (with the same reader,
+//! `sergeant_host::stats`) and assembles. CPU rates (`usageNanoCores`) need the previous
+//! sample, which each listener keeps in a small cache of its own ([`routes`] builds the routes
+//! with it). Reads of procfs and filesystems run on blocking threads.
 
 mod assemble;
-mod clock;
 mod error;
-mod fs;
-mod host;
-mod network;
 mod node;
 mod pods;
-mod procfs;
 mod rate;
 mod resource_metrics;
-mod sampler;
-mod sandbox;
-mod types;
-mod volumes;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -34,24 +26,23 @@ use axum::routing::get;
 use axum::{Json, Router};
 use futures::TryFutureExt;
 
-use self::clock::Clock;
 use self::error::StatsError;
 use self::rate::CpuRates;
-use self::sampler::Sampler;
-use self::types::{FsStats, Summary};
 use crate::ServerDeps;
 use sergeant_actors::pod_manager::ListPods;
+use sergeant_actors::stats::Sample;
+use sergeant_core::stats::summary::{FsStats, Summary};
+use sergeant_host::stats::{fs, node as host_node, time_of_ns, Clock};
 
-/// What one listener keeps for its stats routes: the background sampler of the pods, and the
-/// previous CPU samples (held only for short synchronous steps, never across an await).
+/// What one listener keeps for its stats routes: the previous CPU samples (held only for
+/// short synchronous steps, never across an await).
 #[derive(Clone, Default)]
 struct Shared {
-    sampler: Sampler,
     rates: Arc<Mutex<CpuRates>>,
 }
 
-/// The `/stats/summary` and `/metrics/resource` routes, sharing one sampler and CPU sample
-/// cache: one per listener, so the rates a client sees are between that listener's samples.
+/// The `/stats/summary` and `/metrics/resource` routes, sharing one CPU sample cache: one per
+/// listener, so the rates a client sees are between that listener's samples.
 pub fn routes() -> Router<ServerDeps> {
     let shared = Shared::default();
     let for_resource = shared.clone();
@@ -108,8 +99,8 @@ async fn summary(deps: &ServerDeps, shared: &Shared) -> Result<Summary, StatsErr
     let root_dir = config.command_line.root_dir.clone();
     let (pods, sample, (node, clock)) = futures::try_join!(
         deps.pods.send(ListPods).map_err(StatsError::from),
-        shared.sampler.latest(deps),
-        tokio::task::spawn_blocking(move || Ok((node::sample(&root_dir)?, Clock::read())))
+        latest(deps),
+        tokio::task::spawn_blocking(move || Ok((host_node::sample(&root_dir)?, Clock::read())))
             .unwrap_or_else(|err| Err(StatsError::from(err)))
     )?;
     let plans = pods::plan(&pods, &sample.view);
@@ -117,9 +108,9 @@ async fn summary(deps: &ServerDeps, shared: &Shared) -> Result<Summary, StatsErr
         .view
         .image_fs
         .first()
-        .map(|usage| image_fs_stats(usage, &sample.host.filesystems, node.root_fs()));
+        .map(|usage| image_fs_stats(usage, &sample.host.filesystems, &node.fs));
     let mut rates = shared.rates.lock().unwrap_or_else(PoisonError::into_inner);
-    let node = node.into_stats(node_name, &mut rates, image_fs);
+    let node = node::stats(node, node_name, &mut rates, image_fs);
     let live: Vec<String> = plans
         .iter()
         .flat_map(|plan| plan.containers.iter().map(|c| c.id.clone()))
@@ -135,6 +126,23 @@ async fn summary(deps: &ServerDeps, shared: &Shared) -> Result<Summary, StatsErr
     );
     rates.retain(live.iter().map(String::as_str));
     Ok(Summary { node, pods })
+}
+
+/// The stats provider's latest sample, once it has one.
+///
+/// # Errors
+/// The error of the latest sample, or [`StatsError::ProviderStopped`] when its feed is gone.
+async fn latest(deps: &ServerDeps) -> Result<Arc<Sample>, StatsError> {
+    let mut feed = deps.stats.clone();
+    let latest = feed
+        .wait_for(Option::is_some)
+        .await
+        .map_err(|_| StatsError::ProviderStopped)?;
+    match latest.as_ref() {
+        Some(Ok(sample)) => Ok(Arc::clone(sample)),
+        Some(Err(err)) => Err(StatsError::Sampling(Arc::clone(err))),
+        None => Err(StatsError::ProviderStopped),
+    }
 }
 
 /// The image filesystem: its size from the filesystem at its mount point (the node's root
@@ -154,7 +162,7 @@ fn image_fs_stats(
         usage.inodes_used.as_ref().map_or(0, |v| v.value),
     );
     FsStats {
-        time: clock::time_of_ns(usage.timestamp),
+        time: time_of_ns(usage.timestamp),
         ..fs::consumer(fs, used)
     }
 }

@@ -7,69 +7,11 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use sergeant_messages::pods::core::Pod;
-use sergeant_messages::runtime::{cri, RuntimeOperation};
+use sergeant_messages::runtime::cri;
 
-use super::super::node_runtime::{node_selector, ready_sandboxes, running_containers};
-use super::clock::time_of_ns;
-use super::error::StatsError;
-use super::types::PodReference;
-use sergeant_actors::runtime::RuntimePort;
-
-/// What the runtime says about the node's sandboxes and containers, read at once.
-#[derive(Debug, Default)]
-pub struct RuntimeView {
-    /// The ready sandboxes.
-    pub sandboxes: Vec<cri::PodSandbox>,
-    /// The running containers.
-    pub containers: Vec<cri::Container>,
-    /// The usage samples of containers.
-    pub stats: Vec<cri::ContainerStats>,
-    /// The image filesystems.
-    pub image_fs: Vec<cri::FilesystemUsage>,
-}
-
-/// Calls `port` with `request`, naming the operation in the error.
-async fn call<R: RuntimeOperation>(
-    port: &RuntimePort,
-    request: R,
-) -> Result<R::Response, StatsError> {
-    port.call(request)
-        .await
-        .map_err(|source| StatsError::Runtime {
-            operation: R::OPERATION,
-            source,
-        })
-}
-
-impl RuntimeView {
-    /// Lists node `node`'s sandboxes, containers and their stats, and the image filesystems,
-    /// concurrently.
-    ///
-    /// # Errors
-    /// [`StatsError::Runtime`] naming the first call that failed.
-    pub async fn list(port: &RuntimePort, node: &str) -> Result<Self, StatsError> {
-        let sandboxes = call(port, ready_sandboxes(node));
-        let containers = call(port, running_containers(node));
-        let stats = call(
-            port,
-            cri::ListContainerStatsRequest {
-                filter: Some(cri::ContainerStatsFilter {
-                    label_selector: node_selector(node),
-                    ..Default::default()
-                }),
-            },
-        );
-        let image_fs = call(port, cri::ImageFsInfoRequest {});
-        let (sandboxes, containers, stats, image_fs) =
-            futures::try_join!(sandboxes, containers, stats, image_fs)?;
-        Ok(Self {
-            sandboxes: sandboxes.items,
-            containers: containers.containers,
-            stats: stats.stats,
-            image_fs: image_fs.image_filesystems,
-        })
-    }
-}
+use sergeant_actors::stats::RuntimeView;
+use sergeant_core::stats::summary::PodReference;
+use sergeant_host::stats::time_of_ns;
 
 /// One pod to report, before its host-side numbers are read.
 #[derive(Debug)]
@@ -157,11 +99,12 @@ pub fn plan(pods: &[Arc<Pod>], view: &RuntimeView) -> Vec<PodPlan> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use sergeant_messages::pods::core::{Pod, PodStatus};
 
     use super::*;
+    use sergeant_core::testing::listed_container as container;
 
     fn pod(name: &str, uid: &str) -> Arc<Pod> {
         Arc::new(Pod {
@@ -184,19 +127,6 @@ pub(super) mod tests {
                 ..Default::default()
             }),
             created_at,
-            ..Default::default()
-        }
-    }
-
-    /// A container `name` of `sandbox`, as the runtime lists it.
-    pub(in crate::api::stats) fn container(id: &str, sandbox: &str, name: &str) -> cri::Container {
-        cri::Container {
-            id: id.to_string(),
-            pod_sandbox_id: sandbox.to_string(),
-            metadata: Some(cri::ContainerMetadata {
-                name: name.to_string(),
-                attempt: 0,
-            }),
             ..Default::default()
         }
     }

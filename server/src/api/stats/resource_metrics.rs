@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::types::{CpuStats, MemoryStats, Summary};
+use sergeant_core::stats::summary::{CpuStats, MemoryStats, Summary};
 
 /// The families, with their type and help text, in the order they are written.
 const FAMILIES: [(&str, &str, &str); 7] = [

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use super::clock::Clock;
-use super::error::StatsError;
+use super::error::HostStatsError;
 use super::procfs::{self, Interface};
-use super::types::{InterfaceStats, NetworkStats};
+use sergeant_core::stats::summary::{InterfaceStats, NetworkStats};
 
 /// Interfaces left out: loopback, and the host ends of container links and bridges, which
 /// repeat the pods' own traffic (the ones cAdvisor leaves out for the upstream kubelet).
@@ -18,8 +18,8 @@ const FALLBACK_DEFAULT: &str = "eth0";
 /// The stats of the namespace whose procfs `net` directory is `net_dir`.
 ///
 /// # Errors
-/// [`StatsError`] when `net_dir/dev` cannot be read or parsed.
-pub fn namespace(net_dir: &Path, clock: Clock) -> Result<NetworkStats, StatsError> {
+/// [`HostStatsError`] when `net_dir/dev` cannot be read or parsed.
+pub fn namespace(net_dir: &Path, clock: Clock) -> Result<NetworkStats, HostStatsError> {
     let interfaces: Vec<InterfaceStats> = procfs::read(&net_dir.join("dev"), procfs::net_dev)?
         .into_iter()
         .filter(|i| !IGNORED_PREFIXES.iter().any(|p| i.name.starts_with(p)))

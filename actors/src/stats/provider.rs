@@ -1,35 +1,39 @@
-//! The slow half of the summary, read in the background: the runtime's lists and container
-//! stats (containerd asks every container's shim, ~1.3 ms each), and each pod sandbox's
-//! host-side numbers (network, log directory walks, filesystems). A task takes a [`Sample`]
-//! every [`REFRESH_PERIOD`], as cAdvisor's housekeeping does for the upstream kubelet, so a
-//! request only joins the latest one with the pod manager's pods and the node's counters.
-//!
-//! The task starts with the first request and stops when the routes holding its [`Sampler`]
-//! are gone; a failed sample is kept as the latest (requests answer its error) until the next.
+//! The `stats-provider` actor: every [`REFRESH_PERIOD`], always on (as cAdvisor's
+//! housekeeping for the upstream kubelet), it reads the node's counters, the runtime's lists
+//! and container stats (containerd asks every container's shim, ~1.3 ms each) and each pod
+//! sandbox's host-side numbers (network, log directory walks, volumes, filesystems), and
+//! publishes the [`Sample`] on the feed its readers hold. A failed sample is published as the
+//! latest (readers see its error) until the next. The feed outlives the actor, so a restarted
+//! provider's readers carry on.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use actix::{Actor, ActorFutureExt, AsyncContext, Context, WrapFuture};
+use sergeant_host::stats::pods::{self as host, Target};
+use sergeant_host::stats::{node, Clock};
 use sergeant_messages::runtime::cri;
 use tokio::sync::watch;
 use tracing::Instrument;
 
-use super::clock::Clock;
-use super::error::StatsError;
-use super::host::{self, Host, Target};
-use super::pods::RuntimeView;
+use super::error::SampleError;
 use super::sandbox::{self, SandboxInfo};
-use crate::ServerDeps;
-use sergeant_actors::config_feed::ConfigState;
-use sergeant_actors::runtime::RuntimePort;
+use super::view::RuntimeView;
+use super::{Latest, Sample};
+use crate::config_feed::ConfigState;
+use crate::runtime::RuntimePort;
 use sergeant_core::spec::{is_safe_path_component, pod_dir_in};
+use sergeant_supervisor::{failpoint, ChildEnv, ChildSpec, Slot};
 
-/// How often the pods' numbers are read again: cAdvisor's housekeeping interval in the
-/// upstream kubelet. Pod and container numbers in a summary are at most this old (plus one
-/// sampling), and container CPU rates are over this interval.
+/// How often the node and its pods are read again: cAdvisor's housekeeping interval in the
+/// upstream kubelet, and the eviction manager's monitoring interval. Numbers in a summary are
+/// at most this old (plus one sampling), and container CPU rates are over this interval.
 pub const REFRESH_PERIOD: Duration = Duration::from_secs(10);
+
+/// The failpoint evaluated before every sample.
+const FAILPOINT: &str = "stats-provider::sample";
 
 /// How long each sample took (the runtime's calls and the host reads).
 const SAMPLE_DURATION: &str = "sergeant_stats_sample_duration_seconds";
@@ -37,94 +41,104 @@ const SAMPLE_DURATION: &str = "sergeant_stats_sample_duration_seconds";
 /// Samples that failed.
 const SAMPLE_ERRORS: &str = "sergeant_stats_sample_errors_total";
 
-/// One background reading of the node's pods.
-#[derive(Debug)]
-pub struct Sample {
-    /// What the runtime listed.
-    pub view: RuntimeView,
-    /// The host-side numbers, by sandbox id, and the filesystems of the writable layers and
-    /// the image filesystem.
-    pub host: Host,
+/// Samples the node and its pods and publishes each sample.
+pub struct StatsProvider {
+    env: ChildEnv,
+    port: RuntimePort,
+    config: watch::Receiver<ConfigState>,
+    out: watch::Sender<Latest>,
+    /// What was learnt about each sandbox, kept across samples.
+    infos: HashMap<String, SandboxInfo>,
 }
 
-/// The latest sample or why it could not be taken; `None` before the first.
-type Latest = Option<Result<Arc<Sample>, Arc<StatsError>>>;
-
-/// A route's handle on the background sampling: clones share one task.
-#[derive(Clone, Default)]
-pub struct Sampler {
-    /// The running task's output, once started.
-    latest: Arc<Mutex<Option<watch::Receiver<Latest>>>>,
-}
-
-impl Sampler {
-    /// The latest sample, starting the task (and waiting for its first sample) if it is not
-    /// running.
-    ///
-    /// # Errors
-    /// The error of the latest sampling, or [`StatsError::SamplerStopped`] when the task ended.
-    pub async fn latest(&self, deps: &ServerDeps) -> Result<Arc<Sample>, StatsError> {
-        let mut receiver = {
-            let mut slot = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
-            // A task that died (it has no sender any more) is replaced.
-            match slot.as_ref().filter(|r| r.has_changed().is_ok()) {
-                Some(receiver) => receiver.clone(),
-                None => slot.insert(start(deps)).clone(),
-            }
-        };
-        let latest = receiver
-            .wait_for(Option::is_some)
-            .await
-            .map_err(|_| StatsError::SamplerStopped)?;
-        match latest.as_ref() {
-            Some(Ok(sample)) => Ok(Arc::clone(sample)),
-            Some(Err(err)) => Err(StatsError::Sampling(Arc::clone(err))),
-            None => Err(StatsError::SamplerStopped),
+/// The `stats-provider` worker of the `node` supervisor: samples through `port` with the
+/// settings of `config` and publishes on `out`, whose receivers are the provider's readers.
+#[must_use]
+pub fn child_spec(
+    port: RuntimePort,
+    config: watch::Receiver<ConfigState>,
+    out: watch::Sender<Latest>,
+) -> ChildSpec {
+    ChildSpec::worker("stats-provider", &Slot::new("stats-provider"), move |env| {
+        StatsProvider {
+            env: env.clone(),
+            port: port.clone(),
+            config: config.clone(),
+            out: out.clone(),
+            infos: HashMap::new(),
         }
+    })
+}
+
+impl StatsProvider {
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        if let Err(fault) = failpoint::check(FAILPOINT) {
+            return self.env.fail(ctx, fault);
+        }
+        let began = Instant::now();
+        let (port, config) = (self.port.clone(), self.config.clone());
+        let mut infos = std::mem::take(&mut self.infos);
+        let work = async move {
+            let sample = take(&port, &config, &mut infos).await;
+            (sample, infos)
+        };
+        ctx.spawn(
+            work.instrument(tracing::info_span!("stats-sample"))
+                .into_actor(self)
+                .map(move |(sample, infos), act, ctx| {
+                    act.infos = infos;
+                    act.publish(sample, began);
+                    ctx.run_later(REFRESH_PERIOD, |act, ctx| act.tick(ctx));
+                }),
+        );
+    }
+
+    fn publish(&mut self, sample: Result<Sample, SampleError>, began: Instant) {
+        let took = began.elapsed();
+        metrics::histogram!(SAMPLE_DURATION).record(took.as_secs_f64());
+        match &sample {
+            Ok(sample) => {
+                tracing::debug!(
+                    sandboxes = sample.view.sandboxes.len(),
+                    containers = sample.view.containers.len(),
+                    took_ms = took.as_millis(),
+                    "node stats sampled"
+                );
+                self.env.set_status(format!(
+                    "sampling every {REFRESH_PERIOD:?}; last sample: {} sandboxes, {} containers in {} ms",
+                    sample.view.sandboxes.len(),
+                    sample.view.containers.len(),
+                    took.as_millis()
+                ));
+            }
+            Err(err) => {
+                metrics::counter!(SAMPLE_ERRORS).increment(1);
+                tracing::warn!("node stats sample: {err}");
+                self.env.set_status(format!(
+                    "sampling every {REFRESH_PERIOD:?}; last sample failed: {err}"
+                ));
+            }
+        }
+        self.out
+            .send_replace(Some(sample.map(Arc::new).map_err(Arc::new)));
     }
 }
 
-/// Starts the sampling task; it runs until every receiver is dropped.
-fn start(deps: &ServerDeps) -> watch::Receiver<Latest> {
-    let (sender, receiver) = watch::channel(None);
-    let port = deps.port.clone();
-    let config = deps.config.clone();
-    metrics::describe_histogram!(
-        SAMPLE_DURATION,
-        metrics::Unit::Seconds,
-        "How long one background sample of the pods' stats took."
-    );
-    metrics::describe_counter!(
-        SAMPLE_ERRORS,
-        "Background samples of the pods' stats that failed."
-    );
-    let task = async move {
-        let mut infos = HashMap::new();
-        loop {
-            let began = Instant::now();
-            let sample = take(&port, &config, &mut infos).await;
-            metrics::histogram!(SAMPLE_DURATION).record(began.elapsed().as_secs_f64());
-            match &sample {
-                Ok(sample) => tracing::debug!(
-                    sandboxes = sample.view.sandboxes.len(),
-                    containers = sample.view.containers.len(),
-                    took_ms = began.elapsed().as_millis(),
-                    "pod stats sampled"
-                ),
-                Err(err) => {
-                    metrics::counter!(SAMPLE_ERRORS).increment(1);
-                    tracing::warn!("pod stats sample: {err}");
-                }
-            }
-            sender.send_replace(Some(sample.map(Arc::new).map_err(Arc::new)));
-            tokio::select! {
-                () = sender.closed() => return,
-                () = tokio::time::sleep(REFRESH_PERIOD) => {}
-            }
-        }
-    };
-    tokio::spawn(task.instrument(tracing::info_span!("stats-sampler")));
-    receiver
+impl Actor for StatsProvider {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        metrics::describe_histogram!(
+            SAMPLE_DURATION,
+            metrics::Unit::Seconds,
+            "How long one background sample of the node's and pods' stats took."
+        );
+        metrics::describe_counter!(
+            SAMPLE_ERRORS,
+            "Background samples of the node's and pods' stats that failed."
+        );
+        self.tick(ctx);
+    }
 }
 
 /// Takes one sample. `infos` keeps what was learnt about each sandbox across samples.
@@ -132,23 +146,25 @@ async fn take(
     port: &RuntimePort,
     config: &watch::Receiver<ConfigState>,
     infos: &mut HashMap<String, SandboxInfo>,
-) -> Result<Sample, StatsError> {
+) -> Result<Sample, SampleError> {
     let (node_name, root_dir) = {
         let state = config.borrow();
         let node_name = state
             .active
             .node_name()
-            .map_err(|err| StatsError::NodeName(err.to_string()))?;
+            .map_err(|err| SampleError::NodeName(err.to_string()))?;
         (node_name, state.active.command_line.root_dir.clone())
     };
     let view = RuntimeView::list(port, &node_name).await?;
     refresh_infos(port, infos, &view.sandboxes).await;
     let targets = targets(&view, infos, &root_dir);
     let mountpoints = mountpoints(&view);
-    let host =
-        tokio::task::spawn_blocking(move || host::gather(&targets, &mountpoints, Clock::read()))
-            .await?;
-    Ok(Sample { view, host })
+    let (node, host) = tokio::task::spawn_blocking(move || {
+        let node = node::sample(&root_dir)?;
+        Ok::<_, SampleError>((node, host::gather(&targets, &mountpoints, Clock::read())))
+    })
+    .await??;
+    Ok(Sample { node, view, host })
 }
 
 /// Asks about the sandboxes not seen before (concurrently) and forgets those gone.
@@ -213,8 +229,8 @@ fn mountpoints(view: &RuntimeView) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::pods::tests::container;
     use super::*;
+    use sergeant_core::testing::listed_container as container;
 
     fn with_layer(id: &str, mountpoint: &str) -> cri::ContainerStats {
         cri::ContainerStats {

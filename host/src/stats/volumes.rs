@@ -9,8 +9,8 @@ use std::path::Path;
 
 use super::clock::Clock;
 use super::fs;
-use super::types::VolumeStats;
 use sergeant_core::spec::HOSTS_FILE;
+use sergeant_core::stats::summary::VolumeStats;
 use sergeant_core::volumes::{counts_as_ephemeral_storage, VOLUMES_DIR};
 
 /// What a pod's directory holds for the summary.

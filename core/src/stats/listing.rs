@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use sergeant_messages::runtime::cri;
+use k8s_cri::v1 as cri;
 
-use sergeant_core::labels;
+use crate::labels;
 
 /// The label selector of node `node`'s runtime objects.
 #[must_use]

@@ -7,8 +7,8 @@ use std::path::Path;
 use nix::sys::statvfs::statvfs;
 
 use super::clock::Clock;
-use super::error::StatsError;
-use super::types::FsStats;
+use super::error::HostStatsError;
+use sergeant_core::stats::summary::FsStats;
 
 /// Bytes per `st_blocks` unit.
 const BLOCK_BYTES: u64 = 512;
@@ -17,9 +17,9 @@ const BLOCK_BYTES: u64 = 512;
 /// `inodesUsed` are the whole filesystem's.
 ///
 /// # Errors
-/// [`StatsError::Statvfs`] when `path` cannot be examined.
-pub fn filesystem(path: &Path, clock: Clock) -> Result<FsStats, StatsError> {
-    let vfs = statvfs(path).map_err(|source| StatsError::Statvfs {
+/// [`HostStatsError::Statvfs`] when `path` cannot be examined.
+pub fn filesystem(path: &Path, clock: Clock) -> Result<FsStats, HostStatsError> {
+    let vfs = statvfs(path).map_err(|source| HostStatsError::Statvfs {
         path: path.to_path_buf(),
         source,
     })?;

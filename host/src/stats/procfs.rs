@@ -4,22 +4,22 @@
 
 use std::path::Path;
 
-use super::error::StatsError;
+use super::error::HostStatsError;
 
 /// Reads `path` (blocking) and parses it with `parse`.
 ///
 /// # Errors
-/// [`StatsError::Read`] when the file cannot be read, [`StatsError::Parse`] with the parser's
+/// [`HostStatsError::Read`] when the file cannot be read, [`HostStatsError::Parse`] with the parser's
 /// reason when it is malformed.
 pub fn read<T>(
     path: &Path,
     parse: impl FnOnce(&str) -> Result<T, String>,
-) -> Result<T, StatsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| StatsError::Read {
+) -> Result<T, HostStatsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| HostStatsError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(&text).map_err(|reason| StatsError::Parse {
+    parse(&text).map_err(|reason| HostStatsError::Parse {
         path: path.to_path_buf(),
         reason,
     })

@@ -9,16 +9,8 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use sergeant_messages::runtime::cri;
 
-use sergeant_actors::runtime::RuntimePort;
-
-/// A sandbox's pid and log directory, when the runtime tells them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SandboxInfo {
-    /// The pid of the sandbox's process; `/proc/<pid>/net` is the pod's network.
-    pub pid: Option<u32>,
-    /// Where the pod's container logs are (`<dir>/<container>/<n>.log`).
-    pub log_directory: Option<PathBuf>,
-}
+use crate::runtime::RuntimePort;
+pub use sergeant_host::stats::pods::SandboxInfo;
 
 /// The part of containerd's verbose `info` read here.
 #[derive(Deserialize)]

@@ -6,10 +6,19 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::clock::Clock;
-use super::sandbox::SandboxInfo;
-use super::types::{FsStats, NetworkStats};
+
 use super::volumes::{self, PodVolumes};
 use super::{fs, network};
+use sergeant_core::stats::summary::{FsStats, NetworkStats};
+
+/// A sandbox's pid and log directory, when the runtime tells them (its verbose status).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxInfo {
+    /// The pid of the sandbox's process; `/proc/<pid>/net` is the pod's network.
+    pub pid: Option<u32>,
+    /// Where the pod's container logs are (`<dir>/<container>/<n>.log`).
+    pub log_directory: Option<PathBuf>,
+}
 
 /// One sandbox to read the numbers of.
 #[derive(Debug)]

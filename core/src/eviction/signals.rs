@@ -1,0 +1,126 @@
+//! The eviction signals as upstream defines them: what is available of a resource and its
+//! capacity. `memory.available` is capacity less the root cgroup's working set;
+//! `allocatableMemory.available` is allocatable memory less the pods' working set;
+//! `nodefs.*` are the filesystem of the kubelet's root directory, `imagefs.*` the runtime's
+//! image filesystem (`containerfs.*` the same filesystem as `nodefs` here: containerd keeps
+//! writable layers with its images); `pid.available` is the process limit less the processes.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use sergeant_config::Signal;
+
+/// One signal's reading: what is available and of how much. Bytes, inodes or processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Observation {
+    /// What is available now.
+    pub available: u64,
+    /// The total it is available of (percentage thresholds are taken of it).
+    pub capacity: u64,
+}
+
+/// Every signal observed in one sample; a signal the node cannot observe is missing and its
+/// thresholds are never met.
+pub type Observations = BTreeMap<Signal, Observation>;
+
+/// The node condition a signal's pressure is reported as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pressure {
+    /// `MemoryPressure`.
+    Memory,
+    /// `DiskPressure`.
+    Disk,
+    /// `PIDPressure`.
+    Pid,
+}
+
+impl Pressure {
+    /// Every pressure condition, in the order the node reports them.
+    pub const ALL: [Pressure; 3] = [Pressure::Memory, Pressure::Disk, Pressure::Pid];
+
+    /// The node condition type.
+    #[must_use]
+    pub fn condition_type(self) -> &'static str {
+        match self {
+            Pressure::Memory => "MemoryPressure",
+            Pressure::Disk => "DiskPressure",
+            Pressure::Pid => "PIDPressure",
+        }
+    }
+
+    /// The condition of `signal`.
+    #[must_use]
+    pub fn of(signal: Signal) -> Self {
+        match signal {
+            Signal::MemoryAvailable | Signal::AllocatableMemoryAvailable => Pressure::Memory,
+            Signal::PidAvailable => Pressure::Pid,
+            Signal::NodeFsAvailable
+            | Signal::NodeFsInodesFree
+            | Signal::ImageFsAvailable
+            | Signal::ImageFsInodesFree
+            | Signal::ContainerFsAvailable
+            | Signal::ContainerFsInodesFree => Pressure::Disk,
+        }
+    }
+}
+
+impl fmt::Display for Pressure {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.condition_type())
+    }
+}
+
+/// The resource a signal starves, which decides how pods are ranked and what the evicted
+/// pod's message names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Resource {
+    /// `memory`.
+    Memory,
+    /// `ephemeral-storage`.
+    EphemeralStorage,
+    /// `inodes`.
+    Inodes,
+    /// `pids`.
+    Pids,
+}
+
+impl Resource {
+    /// The resource `signal` starves.
+    #[must_use]
+    pub fn of(signal: Signal) -> Self {
+        match signal {
+            Signal::MemoryAvailable | Signal::AllocatableMemoryAvailable => Resource::Memory,
+            Signal::NodeFsAvailable | Signal::ImageFsAvailable | Signal::ContainerFsAvailable => {
+                Resource::EphemeralStorage
+            }
+            Signal::NodeFsInodesFree
+            | Signal::ImageFsInodesFree
+            | Signal::ContainerFsInodesFree => Resource::Inodes,
+            Signal::PidAvailable => Resource::Pids,
+        }
+    }
+
+    /// Its name, as upstream's messages say it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resource::Memory => "memory",
+            Resource::EphemeralStorage => "ephemeral-storage",
+            Resource::Inodes => "inodes",
+            Resource::Pids => "pids",
+        }
+    }
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether node-level reclaim (dead containers, unused images) can relieve `signal`, as
+/// upstream tries before evicting for the disk signals.
+#[must_use]
+pub fn reclaimable_on_node(signal: Signal) -> bool {
+    Pressure::of(signal) == Pressure::Disk
+}
