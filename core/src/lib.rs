@@ -23,6 +23,7 @@ pub mod limits;
 pub mod manifest;
 pub mod names;
 pub mod plan;
+pub mod resize;
 pub mod runtime;
 pub mod source;
 pub mod spec;
