@@ -79,6 +79,54 @@ pub fn set_pod_cgroup_resources(
     Ok(())
 }
 
+/// The cpu and memory limits the pod cgroup `path` holds now, read from the cgroup v1 `cpu`
+/// and `memory` hierarchies; `None` when there is no such cgroup (not made yet, or gone), or
+/// no v1 `cpu` hierarchy to read. A memory limit past 2^62 bytes is the kernel's "unlimited".
+/// Blocking I/O (a few small files).
+///
+/// # Errors
+///
+/// [`SpecError::Cgroup`] when a file cannot be read or holds no number.
+pub fn read_pod_cgroup_resources(path: &str) -> Result<Option<PodCgroupResources>, SpecError> {
+    const UNLIMITED_MEMORY: i64 = 1 << 62;
+    let dirs = hierarchy_dirs(path)?;
+    let dir_of = |controller: &str| {
+        dirs.iter()
+            .find(|(h, _)| is_v1(h) && has_controller(h, controller))
+            .map(|(_, dir)| dir.clone())
+    };
+    let (Some(cpu), memory) = (dir_of("cpu"), dir_of("memory")) else {
+        return Ok(None);
+    };
+    if !cpu.is_dir() {
+        return Ok(None);
+    }
+    let read = |dir: &Path, name: &str| -> Result<i64, SpecError> {
+        let file = dir.join(name);
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            SpecError::cgroup(path, format!("{}: {}", file.display(), io_reason(&e)))
+        })?;
+        text.trim().parse().map_err(|_| {
+            SpecError::cgroup(
+                path,
+                format!("{}: {:?} is not a number", file.display(), text.trim()),
+            )
+        })
+    };
+    let quota = read(&cpu, "cpu.cfs_quota_us")?;
+    let period = read(&cpu, "cpu.cfs_period_us")?;
+    let memory_limit = match memory.filter(|dir| dir.is_dir()) {
+        Some(dir) => Some(read(&dir, "memory.limit_in_bytes")?).filter(|b| *b < UNLIMITED_MEMORY),
+        None => None,
+    };
+    Ok(Some(PodCgroupResources {
+        cpu_shares: read(&cpu, "cpu.shares")?,
+        cpu_quota_us: (quota > 0 && period > 0)
+            .then(|| quota.saturating_mul(PodCgroupResources::CPU_PERIOD_US) / period),
+        memory_limit_bytes: memory_limit,
+    }))
+}
+
 /// Removes the pod cgroup `path` (only its last level: the QoS cgroups stay) from every
 /// cgroup hierarchy: the v1 ones and a unified (v2) one, where the runtime created it and
 /// leaves it behind when the pod's last container goes. Removing a missing cgroup succeeds.
@@ -192,6 +240,10 @@ mod tests {
             memory_limit_bytes: Some(64 << 20),
         };
         set_pod_cgroup_resources(&path, &limits).expect("limits");
+        assert_eq!(
+            read_pod_cgroup_resources(&path).expect("read"),
+            Some(limits)
+        );
         let read = |controller: &str, file: &str| {
             let hierarchy = v1
                 .iter()
@@ -217,12 +269,17 @@ mod tests {
         };
         set_pod_cgroup_resources(&path, &unlimited).expect("unlimited");
         assert_eq!(read("cpu", "cpu.cfs_quota_us"), "-1");
+        assert_eq!(
+            read_pod_cgroup_resources(&path).expect("read"),
+            Some(unlimited)
+        );
         assert_ne!(
             read("memory", "memory.limit_in_bytes"),
             (64 << 20).to_string()
         );
         remove_pod_cgroup(&path).expect("remove");
         remove_pod_cgroup(&path).expect("remove again");
+        assert_eq!(read_pod_cgroup_resources(&path).expect("read"), None);
         for hierarchy in v1.iter().chain(&unified) {
             let dir = hierarchy.mount_point.join(path.trim_start_matches('/'));
             assert!(!dir.exists(), "{} removed", dir.display());

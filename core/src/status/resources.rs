@@ -32,8 +32,8 @@ pub(super) fn container_allocated(spec: &Container) -> Option<List> {
 
 /// The container's `resources` for its newest runtime instance `latest`: the allocation, with
 /// the cpu request and limit and the memory limit the runtime reports for a running one (a
-/// value it does not report stays as the previous status showed it for the same running
-/// instance, else the allocation's). `previous` is the container's previous status.
+/// cpu or memory limit it does not report stays as the previous status showed it for the same
+/// running instance, else the allocation's). `previous` is the container's previous status.
 pub(super) fn container_applied(
     spec: &Container,
     latest: &cri::ContainerStatus,
@@ -67,8 +67,8 @@ pub(super) fn container_applied(
         let cpu = measured.and_then(cpu_request_milli);
         let allocated_cpu = cpu_milli(allocated.requests.as_ref());
         overlay_cpu(requests, cpu, allocated_cpu, MIN_SHARES_MILLI, before);
-        // The runtime does not report a memory request: the previous one, else the allocation.
-        keep(requests, before, "memory");
+        // The memory request sets nothing in a cgroup v1 node's cgroups (the runtime reports
+        // none): the allocation's stands.
     }
     applied
 }

@@ -94,7 +94,8 @@ fn unreported_values_keep_what_the_same_running_instance_showed() {
     let latest = running("c1", 0); // the runtime reports no resources
     let kept = container_applied(&spec, &latest, "containerd://c1-0", Some(&before));
     assert_eq!(kept.limits, list(&[("cpu", "150m"), ("memory", "150Mi")]));
-    assert_eq!(kept.requests, list(&[("cpu", "150m"), ("memory", "150Mi")]));
+    // The memory request is the allocation's: it sets nothing the runtime could report.
+    assert_eq!(kept.requests, list(&[("cpu", "150m"), ("memory", "200Mi")]));
     // A new instance starts from the allocation.
     let fresh = container_applied(&spec, &latest, "containerd://c1-1", Some(&before));
     assert_eq!(fresh.limits, list(&[("cpu", "100m"), ("memory", "200Mi")]));
