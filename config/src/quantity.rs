@@ -79,6 +79,26 @@ impl Quantity {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    /// The exact value in billionths of the base unit, for sums and comparisons that must not
+    /// round (a pod's requests are the sum of its containers').
+    pub fn nanos(&self) -> i128 {
+        self.nanos
+    }
+
+    /// The quantity of exactly `nanos` billionths of the base unit, written in the shortest
+    /// exact decimal form: whole units (`"3"`, `"268435456"`), else thousandths (`"250m"`),
+    /// else billionths (`"5n"`).
+    pub fn from_nanos(nanos: i128) -> Self {
+        let text = if nanos % NANOS_PER_UNIT == 0 {
+            format!("{}", nanos / NANOS_PER_UNIT)
+        } else if nanos % 1_000_000 == 0 {
+            format!("{}m", nanos / 1_000_000)
+        } else {
+            format!("{nanos}n")
+        };
+        Quantity { text, nanos }
+    }
 }
 
 fn div_ceil(value: i128, divisor: i128) -> i128 {

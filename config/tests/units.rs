@@ -125,6 +125,20 @@ fn quantities_parse_to_base_units() {
 }
 
 #[test]
+fn quantities_sum_exactly_and_print_their_shortest_exact_form() {
+    let sum = quantity("100Mi").nanos() + quantity("0.5Gi").nanos();
+    assert_eq!(Quantity::from_nanos(sum).as_str(), "641728512");
+    assert_eq!(Quantity::from_nanos(sum).value(), 641_728_512);
+    let cpu = quantity("1.5").nanos() + quantity("250m").nanos();
+    assert_eq!(Quantity::from_nanos(cpu).as_str(), "1750m");
+    assert_eq!(Quantity::from_nanos(quantity("2").nanos()).as_str(), "2");
+    assert_eq!(Quantity::from_nanos(5).as_str(), "5n");
+    assert_eq!(Quantity::from_nanos(0).as_str(), "0");
+    let round_trip: Quantity = "1750m".parse().unwrap();
+    assert_eq!(round_trip.nanos(), cpu);
+}
+
+#[test]
 fn quantities_reject_bad_input() {
     for (text, reason) in [
         ("lots", "\"lots\" is not a quantity: expected a number such as \"100Mi\", \"1.5G\" or \"500m\""),

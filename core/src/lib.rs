@@ -26,6 +26,7 @@ pub mod manifest;
 pub mod names;
 pub mod plan;
 pub mod rate;
+pub mod resize;
 pub mod runtime;
 pub mod source;
 pub mod spec;

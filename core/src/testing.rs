@@ -53,6 +53,17 @@ pub fn resources(name: &str, requests: &[(&str, &str)], limits: &[(&str, &str)])
     }
 }
 
+/// `pod` with pod-level `spec.resources` of the given requests and limits.
+pub fn with_pod_resources(mut pod: Pod, requests: &[(&str, &str)], limits: &[(&str, &str)]) -> Pod {
+    let Some(resources) = resources("", requests, limits).resources else {
+        return pod;
+    };
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.resources = Some(resources);
+    }
+    pod
+}
+
 /// A node rooted at `root` with cluster DNS 10.96.0.10 and domain `cluster.local`.
 pub fn node(root: PathBuf) -> NodeContext {
     NodeContext {

@@ -6,7 +6,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use sergeant_core::spec::{io_reason, is_safe_path_component, SpecError};
+use sergeant_core::spec::{io_reason, is_safe_path_component, PodCgroupResources, SpecError};
 
 use crate::mountinfo::{self, MountEntry};
 
@@ -33,6 +33,98 @@ pub fn ensure_pod_cgroup(path: &str, pids_limit: i64) -> Result<(), SpecError> {
         }
     }
     Ok(())
+}
+
+/// Sets the cpu and memory limits of the pod cgroup `path` in the cgroup v1 `cpu` and
+/// `memory` hierarchies (`cpu.shares`, `cpu.cfs_period_us`, `cpu.cfs_quota_us`,
+/// `memory.limit_in_bytes`; an absent limit is written as unlimited, `-1`). The cgroup must
+/// exist ([`ensure_pod_cgroup`]). The kernel refuses a cpu quota below a child cgroup's and a
+/// memory limit below what the pod uses: a caller that lowers limits lowers the containers'
+/// first. `""` and `/` do nothing. Blocking I/O.
+///
+/// # Errors
+///
+/// [`SpecError::Cgroup`] naming the file and the kernel's reason when a write fails.
+pub fn set_pod_cgroup_resources(
+    path: &str,
+    resources: &PodCgroupResources,
+) -> Result<(), SpecError> {
+    let unlimited = |value: Option<i64>| value.unwrap_or(-1).to_string();
+    for (hierarchy, dir) in hierarchy_dirs(path)?.into_iter().filter(|(h, _)| is_v1(h)) {
+        let mut files = Vec::new();
+        if has_controller(&hierarchy, "cpu") {
+            files.push(("cpu.shares", resources.cpu_shares.to_string()));
+            if resources.cpu_quota_us.is_some() {
+                let period = PodCgroupResources::CPU_PERIOD_US.to_string();
+                files.push(("cpu.cfs_period_us", period));
+            }
+            files.push(("cpu.cfs_quota_us", unlimited(resources.cpu_quota_us)));
+        }
+        if has_controller(&hierarchy, "memory") {
+            files.push((
+                "memory.limit_in_bytes",
+                unlimited(resources.memory_limit_bytes),
+            ));
+        }
+        for (name, value) in files {
+            let file = dir.join(name);
+            std::fs::write(&file, &value).map_err(|e| {
+                SpecError::cgroup(
+                    path,
+                    format!("{}: writing {value}: {}", file.display(), io_reason(&e)),
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The cpu and memory limits the pod cgroup `path` holds now, read from the cgroup v1 `cpu`
+/// and `memory` hierarchies; `None` when there is no such cgroup (not made yet, or gone), or
+/// no v1 `cpu` hierarchy to read. A memory limit past 2^62 bytes is the kernel's "unlimited".
+/// Blocking I/O (a few small files).
+///
+/// # Errors
+///
+/// [`SpecError::Cgroup`] when a file cannot be read or holds no number.
+pub fn read_pod_cgroup_resources(path: &str) -> Result<Option<PodCgroupResources>, SpecError> {
+    const UNLIMITED_MEMORY: i64 = 1 << 62;
+    let dirs = hierarchy_dirs(path)?;
+    let dir_of = |controller: &str| {
+        dirs.iter()
+            .find(|(h, _)| is_v1(h) && has_controller(h, controller))
+            .map(|(_, dir)| dir.clone())
+    };
+    let (Some(cpu), memory) = (dir_of("cpu"), dir_of("memory")) else {
+        return Ok(None);
+    };
+    if !cpu.is_dir() {
+        return Ok(None);
+    }
+    let read = |dir: &Path, name: &str| -> Result<i64, SpecError> {
+        let file = dir.join(name);
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            SpecError::cgroup(path, format!("{}: {}", file.display(), io_reason(&e)))
+        })?;
+        text.trim().parse().map_err(|_| {
+            SpecError::cgroup(
+                path,
+                format!("{}: {:?} is not a number", file.display(), text.trim()),
+            )
+        })
+    };
+    let quota = read(&cpu, "cpu.cfs_quota_us")?;
+    let period = read(&cpu, "cpu.cfs_period_us")?;
+    let memory_limit = match memory.filter(|dir| dir.is_dir()) {
+        Some(dir) => Some(read(&dir, "memory.limit_in_bytes")?).filter(|b| *b < UNLIMITED_MEMORY),
+        None => None,
+    };
+    Ok(Some(PodCgroupResources {
+        cpu_shares: read(&cpu, "cpu.shares")?,
+        cpu_quota_us: (quota > 0 && period > 0)
+            .then(|| quota.saturating_mul(PodCgroupResources::CPU_PERIOD_US) / period),
+        memory_limit_bytes: memory_limit,
+    }))
 }
 
 /// Removes the pod cgroup `path` (only its last level: the QoS cgroups stay) from every
@@ -164,9 +256,53 @@ mod tests {
             Some(0),
             "an empty cgroup holds no process"
         );
+        let limits = PodCgroupResources {
+            cpu_shares: 204,
+            cpu_quota_us: Some(40_000),
+            memory_limit_bytes: Some(64 << 20),
+        };
+        set_pod_cgroup_resources(&path, &limits).expect("limits");
+        assert_eq!(
+            read_pod_cgroup_resources(&path).expect("read"),
+            Some(limits)
+        );
+        let read = |controller: &str, file: &str| {
+            let hierarchy = v1
+                .iter()
+                .find(|h| has_controller(h, controller))
+                .expect("a v1 hierarchy of the controller");
+            let dir = hierarchy.mount_point.join(path.trim_start_matches('/'));
+            std::fs::read_to_string(dir.join(file))
+                .expect(file)
+                .trim()
+                .to_owned()
+        };
+        assert_eq!(read("cpu", "cpu.shares"), "204");
+        assert_eq!(read("cpu", "cpu.cfs_period_us"), "100000");
+        assert_eq!(read("cpu", "cpu.cfs_quota_us"), "40000");
+        assert_eq!(
+            read("memory", "memory.limit_in_bytes"),
+            (64 << 20).to_string()
+        );
+        let unlimited = PodCgroupResources {
+            cpu_shares: 2,
+            cpu_quota_us: None,
+            memory_limit_bytes: None,
+        };
+        set_pod_cgroup_resources(&path, &unlimited).expect("unlimited");
+        assert_eq!(read("cpu", "cpu.cfs_quota_us"), "-1");
+        assert_eq!(
+            read_pod_cgroup_resources(&path).expect("read"),
+            Some(unlimited)
+        );
+        assert_ne!(
+            read("memory", "memory.limit_in_bytes"),
+            (64 << 20).to_string()
+        );
         remove_pod_cgroup(&path).expect("remove");
         remove_pod_cgroup(&path).expect("remove again");
         assert_eq!(pod_processes(&path), None);
+        assert_eq!(read_pod_cgroup_resources(&path).expect("read"), None);
         for hierarchy in v1.iter().chain(&unified) {
             let dir = hierarchy.mount_point.join(path.trim_start_matches('/'));
             assert!(!dir.exists(), "{} removed", dir.display());

@@ -115,6 +115,7 @@ runtime_operations! {
     StartContainer: StartContainerRequest => StartContainerResponse, "start_container";
     StopContainer: StopContainerRequest => StopContainerResponse, "stop_container";
     RemoveContainer: RemoveContainerRequest => RemoveContainerResponse, "remove_container";
+    UpdateContainerResources: UpdateContainerResourcesRequest => UpdateContainerResourcesResponse, "update_container";
     ContainerStatus: ContainerStatusRequest => ContainerStatusResponse, "container_status";
     ListContainers: ListContainersRequest => ListContainersResponse, "list_containers";
     ExecSync: ExecSyncRequest => ExecSyncResponse, "exec_sync";

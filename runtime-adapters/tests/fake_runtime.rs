@@ -789,6 +789,26 @@ fn container_states_follow_cri_rules() {
         );
 
         start(&node, &app).await.expect("start");
+        let update = |memory: i64| cri::UpdateContainerResourcesRequest {
+            container_id: app.clone(),
+            linux: Some(cri::LinuxContainerResources {
+                memory_limit_in_bytes: memory,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        call(&node, update(64 << 20))
+            .await
+            .expect("resize a running container");
+        let resized = container_status(&node, &app).await.expect("status");
+        assert_eq!(
+            resized
+                .resources
+                .and_then(|r| r.linux)
+                .map(|l| l.memory_limit_in_bytes),
+            Some(64 << 20),
+            "the status reports the new resources"
+        );
         let err = start(&node, &app).await.expect_err("start twice");
         assert!(
             matches!(&err, RuntimeError::Other { operation: "start_container", message, .. } if message.contains("CONTAINER_RUNNING")),
@@ -817,6 +837,19 @@ fn container_states_follow_cri_rules() {
                 .expect("status")
                 .finished_at,
             finished_at
+        );
+        let err = call(&node, update(32 << 20))
+            .await
+            .expect_err("an exited container is not resized");
+        assert!(
+            matches!(
+                &err,
+                RuntimeError::Other {
+                    operation: "update_container",
+                    ..
+                }
+            ),
+            "{err}"
         );
         let err = start(&node, &app)
             .await

@@ -87,6 +87,14 @@ pub fn node(
     }
 }
 
+/// The features of upstream's NodeDeclaredFeatures framework that sergeant implements, by
+/// their upstream names, sorted: the API server refuses a pod update that needs a feature
+/// its node does not declare (a pod-level resize, the resize of a running init container).
+pub const DECLARED_FEATURES: [&str; 2] = [
+    "InPlacePodLevelResourcesVerticalScaling",
+    "InPlacePodVerticalScalingInitContainers",
+];
+
 /// The status to report at `now`; `previous` is what the API server holds, whose condition
 /// transition times (and images, when the runtime could not list them) carry over.
 #[must_use]
@@ -137,6 +145,7 @@ pub fn status(
             ..NodeSystemInfo::default()
         }),
         images,
+        declared_features: Some(DECLARED_FEATURES.map(str::to_owned).to_vec()),
         ..NodeStatus::default()
     }
 }
@@ -173,7 +182,8 @@ pub fn changed(old: &NodeStatus, new: &NodeStatus) -> bool {
         && same_addresses
         && old.node_info == new.node_info
         && old.daemon_endpoints == new.daemon_endpoints
-        && old.images == new.images)
+        && old.images == new.images
+        && old.declared_features == new.declared_features)
 }
 
 /// Two quantities are the same amount however written (the API server rewrites them in
@@ -302,6 +312,15 @@ mod tests {
         let addresses = status.addresses.unwrap();
         assert_eq!(addresses[0], address("InternalIP", "10.0.0.5".to_owned()));
         assert_eq!(addresses[1], address("Hostname", "node-a".to_owned()));
+        assert_eq!(
+            status.declared_features.as_deref(),
+            Some(
+                &[
+                    "InPlacePodLevelResourcesVerticalScaling".to_owned(),
+                    "InPlacePodVerticalScalingInitContainers".to_owned()
+                ][..]
+            )
+        );
         let info = status.node_info.unwrap();
         assert_eq!(info.container_runtime_version, "containerd://1.6.20");
         assert_eq!(info.kubelet_version, KUBERNETES_VERSION);

@@ -3,7 +3,8 @@
 //! decides — asks `sergeant_core::plan` what to do, with the probe `verdicts`, and carries
 //! the plan out (`execute`): a sandbox with its volumes (`sandbox`), containers started with
 //! [`start`] (pulling with the pod's [`credentials`]) and stopped with [`kill`], [`hooks`] run,
-//! file work placed with [`file_work`]; it stops part-way when the actor raises its
+//! file work placed with [`file_work`], running containers and the pod cgroup resized in
+//! place (`resize`); it stops part-way when the actor raises its
 //! [`interrupt`], and fails with a typed [`error`]); and how its status is computed from what
 //! the runtime shows ([`report`]). The pure parts it shares with the rest of the agent (labels,
 //! back-off, container kinds, the runtime view, the plan) live in `sergeant_core`.
@@ -20,6 +21,7 @@ pub mod look;
 pub mod observe;
 pub mod probe;
 pub mod report;
+mod resize;
 mod sandbox;
 pub mod start;
 pub mod sync;

@@ -117,6 +117,10 @@ impl PodSetup {
                 let resolv_conf = sergeant_host::dns::read_resolv_conf(&node);
                 let config = spec::sandbox_config(&pod, &node, attempt, resolv_conf.as_deref())?;
                 sergeant_host::cgroup::ensure_pod_cgroup(&cgroup, pids_limit)?;
+                if node.cgroups_per_qos {
+                    let limits = spec::pod_cgroup_resources(&pod);
+                    sergeant_host::cgroup::set_pod_cgroup_resources(&cgroup, &limits)?;
+                }
                 sergeant_host::volumes::setup_volumes(&plan, &payloads)
                     .map_err(|e| PodError::Volumes(vec![e]))?;
                 Ok(config)

@@ -1,8 +1,8 @@
 //! One level-triggered sync of a pod, as a loop: look at the runtime ([`observe`]), ask
 //! `sergeant_core::plan` what to do ([`plan`]: kill the pod, create a sandbox, kill and start
 //! containers, or wait out back-offs), carry that out ([`execute`]), and look again — until the
-//! plan has nothing left but waits, then report what the pod looks like. Deciding and acting
-//! never interleave. Between any two runtime actions it checks the pod actor's [`Interrupt`],
+//! plan has nothing left but waits, then apply what an in-place resize needs (`super::resize`), and
+//! report what the pod looks like. Deciding and acting never interleave. Between any two runtime actions it checks the pod actor's [`Interrupt`],
 //! and stops there once the pod is being stopped.
 //!
 //! Entry point: [`sync`].
@@ -19,6 +19,7 @@ use super::execute::{execute, Executed};
 use super::interrupt::{Interrupt, Interrupted};
 use super::look::{look_after, Look, Progress, RuntimeChanges};
 use super::observe::observe;
+use super::resize::{apply_resize, raise_pod_cgroup};
 use super::sandbox::PodSetup;
 use super::termination::read_messages;
 use crate::runtime::RuntimePort;
@@ -167,6 +168,7 @@ async fn converge(
     if runtime.ready_sandbox().is_some() {
         setup.refresh_volumes();
     }
+    raise_pod_cgroup(input, &runtime)?;
     // Each round lets at least one more container go (an init container at a time): a pod
     // whose rounds go on longer is synced again by its actor.
     let rounds = all_containers(&input.pod).count() + 2;
@@ -196,6 +198,8 @@ async fn converge(
         begun = Instant::now();
         runtime = look_after(&input.port, uid(&input.pod), Some(runtime), changes).await?;
     }
+    input.interrupt.check()?;
+    apply_resize(input, &runtime, progress).await?;
     Ok((runtime, begun))
 }
 

@@ -9,6 +9,7 @@ use super::step::{
 };
 use super::{FailedProbe, KillReason, PlanInput, PodActions};
 use crate::kind::{init_containers, regular_containers, ContainerKind};
+use crate::resize::needs_restart;
 use crate::runtime::ObservedContainer;
 
 /// Where the pod stands after its init containers were looked at.
@@ -107,6 +108,8 @@ fn sidecar(
             let failed = input.probes.failed.get(id).map(|f| f.probe);
             let reason = if definition_changed(observed, container) {
                 Some(KillReason::DefinitionChanged)
+            } else if needs_restart(input.pod, observed, container) {
+                Some(KillReason::Resize)
             } else {
                 failed.map(|probe| match probe {
                     FailedProbe::Liveness => KillReason::Liveness,
@@ -116,8 +119,10 @@ fn sidecar(
             if let Some(reason) = reason {
                 // Sidecars restart whatever the pod's policy.
                 kill(input, observed, container, kind, reason, true, actions);
-                // A probe kill counts for the back-off; a new definition starts afresh.
-                let ended = (reason != KillReason::DefinitionChanged).then_some(observed);
+                // A probe kill counts for the back-off; a new definition or a resize starts
+                // afresh.
+                let fresh = matches!(reason, KillReason::DefinitionChanged | KillReason::Resize);
+                let ended = (!fresh).then_some(observed);
                 start_or_wait(input, container, kind, ended, actions);
                 return false;
             }

@@ -96,6 +96,9 @@ pub enum KillReason {
     Startup,
     /// The runtime does not know its state.
     UnknownState,
+    /// Its resources changed and its `resizePolicy` restarts it for that (see
+    /// [`crate::resize`]).
+    Resize,
 }
 
 /// One container to kill.

@@ -9,6 +9,7 @@ use super::step::{
 };
 use super::{FailedProbe, KillReason, PlanInput, PodActions};
 use crate::kind::{regular_containers, ContainerKind};
+use crate::resize::needs_restart;
 
 /// Plans the regular containers of the pod in the ready sandbox `sandbox_id`.
 pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodActions) {
@@ -33,16 +34,13 @@ pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodAct
         match observed.state() {
             cri::ContainerState::ContainerRunning => {
                 let failed = input.probes.failed.get(&observed.status.id);
-                if definition_changed(observed, container) {
-                    kill(
-                        input,
-                        observed,
-                        container,
-                        kind,
-                        KillReason::DefinitionChanged,
-                        true,
-                        actions,
-                    );
+                let replaced = if definition_changed(observed, container) {
+                    Some(KillReason::DefinitionChanged)
+                } else {
+                    needs_restart(input.pod, observed, container).then_some(KillReason::Resize)
+                };
+                if let Some(reason) = replaced {
+                    kill(input, observed, container, kind, reason, true, actions);
                     start_or_wait(input, container, kind, None, actions);
                 } else if let Some(failure) = failed {
                     let reason = match failure.probe {

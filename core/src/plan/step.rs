@@ -146,13 +146,17 @@ pub(super) fn kill(
     let what = format!("{kind_word} {name}");
     let mut message = match reason {
         KillReason::DefinitionChanged => format!("{what} definition changed"),
+        KillReason::Resize => format!("Container {name} resize requires restart"),
         KillReason::Liveness => format!("{what} failed liveness probe"),
         KillReason::Startup => format!("{what} failed startup probe"),
         KillReason::UnknownState => {
             format!("{kind_word} is in \"unknown\" state, try killing it before restart")
         }
     };
-    if restart && kind == ContainerKind::Regular && reason != KillReason::UnknownState {
+    if restart
+        && kind == ContainerKind::Regular
+        && !matches!(reason, KillReason::UnknownState | KillReason::Resize)
+    {
         message.push_str(", will be restarted");
     }
     actions.kill.push(ContainerKill {
@@ -170,7 +174,7 @@ fn kill_grace(pod: &Pod, container: &Container, reason: KillReason) -> Duration 
     let probe = match reason {
         KillReason::Liveness => container.liveness_probe.as_ref(),
         KillReason::Startup => container.startup_probe.as_ref(),
-        KillReason::DefinitionChanged | KillReason::UnknownState => None,
+        KillReason::DefinitionChanged | KillReason::UnknownState | KillReason::Resize => None,
     };
     let seconds = probe
         .and_then(|p| p.termination_grace_period_seconds)

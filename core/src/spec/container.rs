@@ -14,9 +14,7 @@ use super::identity::PodIdentity;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
 use super::node::NodeContext;
 use super::objects::PodObjects;
-use super::qos::qos_class;
-use super::quantity::container_amounts;
-use super::resources::linux_resources;
+use super::resources::container_resources;
 use super::sandbox::identity_labels;
 use super::security::{check_non_root_image, container_security, ImageUser};
 use crate::hash::container_hash;
@@ -107,7 +105,13 @@ pub fn container_config(
         termination_log,
         etc_hosts,
     )?;
-    let amounts = container_amounts(&id.display, &field, container)?;
+    let resources = container_resources(
+        pod,
+        &id.display,
+        &field,
+        container,
+        node.memory_capacity_bytes,
+    )?;
     let mut container_labels = identity_labels(&id, node);
     container_labels.insert(labels::CONTAINER_NAME.to_string(), container.name.clone());
     let config = ContainerConfig {
@@ -132,12 +136,7 @@ pub fn container_config(
         stdin_once: container.stdin_once.unwrap_or(false),
         tty: container.tty.unwrap_or(false),
         linux: Some(LinuxContainerConfig {
-            resources: Some(linux_resources(
-                pod,
-                qos_class(pod),
-                &amounts,
-                node.memory_capacity_bytes,
-            )),
+            resources: Some(resources),
             security_context: Some(container_security(&id.display, spec, container, &field)?),
         }),
         ..Default::default()

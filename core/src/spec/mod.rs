@@ -22,6 +22,7 @@ mod logs;
 mod mounts;
 mod node;
 mod objects;
+mod pod_resources;
 mod qos;
 mod quantity;
 mod resource_ref;
@@ -30,7 +31,7 @@ mod sandbox;
 mod security;
 mod service_env;
 
-pub use cgroup::pod_cgroup_parent;
+pub use cgroup::{pod_cgroup_parent, pod_cgroup_resources, PodCgroupResources};
 pub use container::{check_image_user, container_config, ContainerSetup};
 pub use error::SpecError;
 pub use hosts::{hosts_file, HOSTS_FILE};
@@ -39,7 +40,11 @@ pub use mounts::termination_log_file;
 pub use node::pod_dir_in;
 pub use node::NodeContext;
 pub use objects::{references, ObjectData, ObjectKind, PodObjects, References, TokenKey};
+pub use pod_resources::{
+    amount, binary, milli, pod_level, pod_limits, pod_requests, to_list, units, Totals,
+};
 pub use qos::{qos_class, QosClass};
+pub use resources::container_resources;
 pub use sandbox::sandbox_config;
 pub use security::ImageUser;
 pub use service_env::{linked_services, LinkedPort, LinkedService};

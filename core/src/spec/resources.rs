@@ -2,17 +2,19 @@
 //! from its requests and limits the way the upstream kubelet maps them.
 
 use k8s_cri::v1::LinuxContainerResources;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Container, Pod};
 
-use super::qos::QosClass;
-use super::quantity::ContainerAmounts;
+use super::error::SpecError;
+use super::pod_resources::{amount, milli, pod_level, units};
+use super::qos::{qos_class, QosClass};
+use super::quantity::{container_amounts, Amounts, ContainerAmounts};
 
 /// The CFS period every quota is expressed against, in microseconds.
-const CPU_PERIOD_US: i64 = 100_000;
+pub(super) const CPU_PERIOD_US: i64 = 100_000;
 /// The smallest quota the kernel accepts, in microseconds.
 const MIN_CPU_QUOTA_US: i64 = 1_000;
 /// Shares of a container that requests no cpu (the kernel's minimum).
-const MIN_CPU_SHARES: i64 = 2;
+pub(super) const MIN_CPU_SHARES: i64 = 2;
 /// The kernel's maximum cpu shares.
 const MAX_CPU_SHARES: i64 = 262_144;
 /// OOM score of Guaranteed pods and node-critical pods: killed last.
@@ -22,8 +24,53 @@ const BEST_EFFORT_OOM_SCORE_ADJ: i64 = 1000;
 /// The priority class that makes a pod node-critical.
 const NODE_CRITICAL_PRIORITY_CLASS: &str = "system-node-critical";
 
+/// The Linux resources `container` of `pod` is created with, and resized to: its own
+/// requests and limits, where it sets no cpu or memory limit the pod-level limit
+/// (PodLevelResources), and a cpu request defaulting to the cpu limit, as upstream.
+/// `pod_name` and `field` (`spec.containers[0]`) name the container in errors.
+///
+/// # Errors
+///
+/// [`SpecError::Field`] when a quantity of the container does not parse.
+pub fn container_resources(
+    pod: &Pod,
+    pod_name: &str,
+    field: &str,
+    container: &Container,
+    memory_capacity_bytes: u64,
+) -> Result<LinuxContainerResources, SpecError> {
+    let amounts = with_pod_limits(pod, container_amounts(pod_name, field, container)?);
+    Ok(linux_resources(
+        pod,
+        qos_class(pod),
+        &amounts,
+        memory_capacity_bytes,
+    ))
+}
+
+/// `amounts` of a container of `pod` with the pod-level cpu and memory limits in place of the
+/// limits it does not set, and the cpu request defaulting to the resulting cpu limit.
+fn with_pod_limits(pod: &Pod, amounts: ContainerAmounts) -> ContainerAmounts {
+    let Some(limits) = pod_level(pod).map(|r| r.limits.as_ref()) else {
+        return amounts;
+    };
+    let pod_cpu = amount(limits, "cpu").map(milli).filter(|m| *m > 0);
+    let pod_memory = amount(limits, "memory").map(units).filter(|b| *b > 0);
+    let cpu_limit = amounts.limits.cpu_milli.or(pod_cpu);
+    ContainerAmounts {
+        requests: Amounts {
+            cpu_milli: amounts.requests.cpu_milli.or(cpu_limit),
+            memory_bytes: amounts.requests.memory_bytes,
+        },
+        limits: Amounts {
+            cpu_milli: cpu_limit,
+            memory_bytes: amounts.limits.memory_bytes.or(pod_memory),
+        },
+    }
+}
+
 /// The Linux resources of one container of `pod`, whose class is `qos`.
-pub fn linux_resources(
+fn linux_resources(
     pod: &Pod,
     qos: QosClass,
     amounts: &ContainerAmounts,
@@ -44,12 +91,12 @@ pub fn linux_resources(
 }
 
 /// Millicores requested → relative cpu weight (1024 per core).
-fn cpu_shares(milli: i64) -> i64 {
+pub(super) fn cpu_shares(milli: i64) -> i64 {
     (milli.saturating_mul(1024) / 1000).clamp(MIN_CPU_SHARES, MAX_CPU_SHARES)
 }
 
 /// Millicores allowed → microseconds per period.
-fn cpu_quota(milli: i64) -> i64 {
+pub(super) fn cpu_quota(milli: i64) -> i64 {
     (milli.saturating_mul(CPU_PERIOD_US) / 1000).max(MIN_CPU_QUOTA_US)
 }
 
@@ -155,5 +202,61 @@ mod tests {
         assert_eq!(score(&pod, QosClass::Burstable, Some(64 * GIB)), 2);
         pod.spec.as_mut().unwrap().priority_class_name = Some(NODE_CRITICAL_PRIORITY_CLASS.into());
         assert_eq!(score(&pod, QosClass::BestEffort, None), -997);
+    }
+
+    #[test]
+    fn containers_without_limits_take_the_pod_level_limits() {
+        use crate::testing::{resources, with_pod_resources};
+        let pod = with_pod_resources(
+            pod_with(
+                vec![
+                    resources("bare", &[], &[]),
+                    resources(
+                        "own",
+                        &[("cpu", "100m")],
+                        &[("cpu", "200m"), ("memory", "64Mi")],
+                    ),
+                ],
+                vec![],
+            ),
+            &[("cpu", "1"), ("memory", "1Gi")],
+            &[("cpu", "1"), ("memory", "1Gi")],
+        );
+        let spec = pod.spec.as_ref().unwrap();
+        let of = |i: usize| {
+            container_resources(
+                &pod,
+                "ns/web",
+                "spec.containers[i]",
+                &spec.containers[i],
+                16 << 30,
+            )
+            .unwrap()
+        };
+        let bare = of(0);
+        assert_eq!(
+            (bare.cpu_quota, bare.cpu_shares, bare.memory_limit_in_bytes),
+            (100_000, 1024, 1 << 30),
+            "the pod's limits, and the cpu request defaulting to the cpu limit"
+        );
+        let own = of(1);
+        assert_eq!(
+            (own.cpu_quota, own.cpu_shares, own.memory_limit_in_bytes),
+            (20_000, 102, 64 << 20)
+        );
+        assert_eq!(
+            bare.oom_score_adj, -997,
+            "a Guaranteed pod by its pod-level resources"
+        );
+        let without = pod_with(vec![resources("bare", &[], &[])], vec![]);
+        let none = container_resources(
+            &without,
+            "ns/web",
+            "spec.containers[0]",
+            &without.spec.as_ref().unwrap().containers[0],
+            16 << 30,
+        )
+        .unwrap();
+        assert_eq!((none.cpu_quota, none.memory_limit_in_bytes), (0, 0));
     }
 }

@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::{
     ContainerStateWaiting, ContainerStatus,
 };
 
+use super::resources;
 use super::runtime::{self, Attempts};
 use super::{time, Knowledge};
 
@@ -125,9 +126,16 @@ impl Builder<'_> {
                 started && passed(&self.knowledge.ready, spec.readiness_probe.is_some())
             }
         };
+        let resources = attempts.map(|a| {
+            let id = self.container_id(a.latest);
+            let previous = self.previous.iter().find(|c| c.name == name).copied();
+            resources::container_applied(spec, a.latest, &id, previous)
+        });
         ContainerStatus {
             name: name.to_owned(),
             image: spec.image.clone().unwrap_or_default(),
+            allocated_resources: resources::container_allocated(spec),
+            resources,
             image_id,
             container_id,
             state: Some(state),

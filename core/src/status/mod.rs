@@ -10,6 +10,7 @@ mod conditions;
 mod container;
 mod network;
 mod phase;
+mod resources;
 mod runtime;
 mod time;
 
@@ -209,6 +210,8 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
         init_container_statuses: (!init.is_empty())
             .then(|| init.into_iter().map(|(_, status)| status).collect()),
         container_statuses: Some(regular),
+        allocated_resources: resources::pod_allocated(pod),
+        resources: Some(resources::pod_resources(pod)),
         reason: knowledge.failure.as_ref().map(|(reason, _)| reason.clone()),
         message: knowledge
             .failure

@@ -108,6 +108,12 @@ async fn dispatch(
             client.stop_container(&r.container_id, r.timeout).await?;
             Rs::StopContainer(cri::StopContainerResponse {})
         }
+        Rq::UpdateContainerResources(r) => {
+            client
+                .update_container_resources(&r.container_id, r.linux.unwrap_or_default())
+                .await?;
+            Rs::UpdateContainerResources(cri::UpdateContainerResourcesResponse {})
+        }
         Rq::RemoveContainer(r) => {
             client.remove_container(&r.container_id).await?;
             Rs::RemoveContainer(cri::RemoveContainerResponse {})

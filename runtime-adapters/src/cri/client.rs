@@ -11,12 +11,13 @@ use k8s_cri::v1::{
     AttachRequest, AttachResponse, AuthConfig, Container, ContainerConfig, ContainerEventResponse,
     ContainerFilter, ContainerStatusRequest, ContainerStatusResponse, CreateContainerRequest,
     ExecRequest, ExecResponse, ExecSyncRequest, ExecSyncResponse, GetEventsRequest, Image,
-    ImageFilter, ImageSpec, ImageStatusRequest, ImageStatusResponse, ListContainersRequest,
-    ListImagesRequest, ListPodSandboxRequest, PodSandbox, PodSandboxConfig, PodSandboxFilter,
-    PodSandboxStatusRequest, PodSandboxStatusResponse, PortForwardRequest, PortForwardResponse,
-    PullImageRequest, RemoveContainerRequest, RemoveImageRequest, RemovePodSandboxRequest,
-    ReopenContainerLogRequest, RunPodSandboxRequest, StartContainerRequest, StatusRequest,
-    StatusResponse, StopContainerRequest, StopPodSandboxRequest, VersionRequest, VersionResponse,
+    ImageFilter, ImageSpec, ImageStatusRequest, ImageStatusResponse, LinuxContainerResources,
+    ListContainersRequest, ListImagesRequest, ListPodSandboxRequest, PodSandbox, PodSandboxConfig,
+    PodSandboxFilter, PodSandboxStatusRequest, PodSandboxStatusResponse, PortForwardRequest,
+    PortForwardResponse, PullImageRequest, RemoveContainerRequest, RemoveImageRequest,
+    RemovePodSandboxRequest, ReopenContainerLogRequest, RunPodSandboxRequest,
+    StartContainerRequest, StatusRequest, StatusResponse, StopContainerRequest,
+    StopPodSandboxRequest, UpdateContainerResourcesRequest, VersionRequest, VersionResponse,
 };
 use tonic::transport::Channel;
 
@@ -379,6 +380,33 @@ impl CriClient {
             grace.saturating_add(self.runtime_request_timeout),
             message,
             |r| async move { rt.stop_container(r).await },
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Sets the cgroup resources of a created or running container (an in-place resize).
+    ///
+    /// # Errors
+    ///
+    /// [`CriError`] from the runtime: the container is gone, or the kernel refused a value
+    /// (a memory limit below what the container uses).
+    pub async fn update_container_resources(
+        &self,
+        container_id: &str,
+        linux: LinuxContainerResources,
+    ) -> Result<(), CriError> {
+        let mut rt = self.runtime.clone();
+        let message = UpdateContainerResourcesRequest {
+            container_id: container_id.to_string(),
+            linux: Some(linux),
+            ..Default::default()
+        };
+        call(
+            Operation::UpdateContainerResources,
+            self.runtime_request_timeout,
+            message,
+            |r| async move { rt.update_container_resources(r).await },
         )
         .await
         .map(drop)

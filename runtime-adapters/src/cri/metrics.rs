@@ -45,6 +45,8 @@ pub enum Operation {
     StopContainer,
     /// `RemoveContainer`.
     RemoveContainer,
+    /// `UpdateContainerResources` (an in-place resize).
+    UpdateContainerResources,
     /// `ContainerStatus`.
     ContainerStatus,
     /// `ListContainers`.
@@ -77,7 +79,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, for describing or pre-registering the metric series.
-    pub const ALL: [Operation; 25] = [
+    pub const ALL: [Operation; 26] = [
         Self::Version,
         Self::Status,
         Self::RunPodSandbox,
@@ -89,6 +91,7 @@ impl Operation {
         Self::StartContainer,
         Self::StopContainer,
         Self::RemoveContainer,
+        Self::UpdateContainerResources,
         Self::ContainerStatus,
         Self::ListContainers,
         Self::ExecSync,
@@ -120,6 +123,7 @@ impl Operation {
             Self::StartContainer => "start_container",
             Self::StopContainer => "stop_container",
             Self::RemoveContainer => "remove_container",
+            Self::UpdateContainerResources => "update_container",
             Self::ContainerStatus => "container_status",
             Self::ListContainers => "list_containers",
             Self::ExecSync => "exec_sync",

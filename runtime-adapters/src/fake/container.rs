@@ -51,6 +51,8 @@ pub(super) struct Container {
     pub(super) log_path: String,
     pub(super) labels: HashMap<String, String>,
     pub(super) annotations: HashMap<String, String>,
+    /// Its Linux resources, as created or last updated; reported in its status.
+    pub(super) resources: Option<cri::LinuxContainerResources>,
 }
 
 impl Container {
@@ -133,6 +135,10 @@ impl Container {
             labels: self.labels.clone(),
             annotations: self.annotations.clone(),
             log_path: self.log_path.clone(),
+            resources: self.resources.clone().map(|linux| cri::ContainerResources {
+                linux: Some(linux),
+                windows: None,
+            }),
             ..Default::default()
         }
     }

@@ -91,6 +91,7 @@ impl FakeRuntime {
             image,
             created_at: self.clock.now_ns(),
             phase: Phase::Created,
+            resources: config.linux.as_ref().and_then(|l| l.resources.clone()),
             labels: config.labels,
             annotations: config.annotations,
         };
@@ -158,6 +159,24 @@ impl FakeRuntime {
             self.emit(Kind::ContainerStoppedEvent, id, &sandbox_id);
         }
         Ok(cri::StopContainerResponse {})
+    }
+
+    /// `UpdateContainerResources`: a created or running container takes the new resources,
+    /// as containerd's does; an exited one cannot be updated.
+    pub(super) fn update_container_resources(
+        &mut self,
+        request: cri::UpdateContainerResourcesRequest,
+    ) -> Result<cri::UpdateContainerResourcesResponse, RuntimeError> {
+        let operation = cri::UpdateContainerResourcesRequest::OPERATION;
+        let id = &request.container_id;
+        let container = self.container(operation, id)?;
+        if matches!(container.phase, Phase::Exited { .. }) {
+            return Err(wrong_state(operation, id, container.phase));
+        }
+        if let Some(container) = self.containers.get_mut(id) {
+            container.resources = request.linux;
+        }
+        Ok(cri::UpdateContainerResourcesResponse {})
     }
 
     /// Kills every running container of `sandbox_id`, as stopping the sandbox does.

@@ -38,6 +38,9 @@ impl FakeRuntime {
             Rq::StartContainer(rq) => Rs::StartContainer(self.start_container(&rq)?),
             Rq::StopContainer(rq) => Rs::StopContainer(self.stop_container(&rq)?),
             Rq::RemoveContainer(rq) => Rs::RemoveContainer(self.remove_container(&rq)),
+            Rq::UpdateContainerResources(rq) => {
+                Rs::UpdateContainerResources(self.update_container_resources(rq)?)
+            }
             Rq::ContainerStatus(rq) => Rs::ContainerStatus(self.container_status(&rq)?),
             Rq::ListContainers(rq) => Rs::ListContainers(self.list_containers(&rq)),
             Rq::ExecSync(rq) => Rs::ExecSync(self.exec_sync(&rq)?),

@@ -121,6 +121,7 @@ mod tests {
             log_path: String::new(),
             labels: HashMap::new(),
             annotations: HashMap::new(),
+            resources: None,
         }
     }
 

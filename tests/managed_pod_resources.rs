@@ -1,0 +1,211 @@
+//! Pod-level resources and the resources a status shows, against the real control plane and
+//! containerd (InPlacePodVerticalScaling, PodLevelResources): a pod whose pod-level
+//! `spec.resources` make it Guaranteed while one container sets nothing runs with the
+//! Guaranteed class (before, its class was computed from the containers alone, the API server
+//! refused every status write — `status.qosClass: field is immutable` — and the pod was never
+//! shown running); its pod cgroup gets the pod-level limits and the bare container the
+//! pod's limits; the status shows each container's `resources` as the runtime applied them
+//! and `allocatedResources`, and the pod's own `allocatedResources`. A resize through the
+//! `resize` subresource is applied in place or by a restart, as each container's
+//! `resizePolicy` says.
+//!
+//! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
+//! SERGEANT_CRI_ENDPOINT); reads the node's cgroup v1 files.
+
+mod common;
+
+use common::managed::Managed;
+use common::node::{container, phase, SHELL};
+use common::runtime::Runtime;
+use serde_json::{json, Value};
+
+/// Reads `file` of the pod cgroup of `uid` (a Guaranteed pod) in the v1 `controller` hierarchy.
+fn pod_cgroup(controller: &str, uid: &str, file: &str) -> String {
+    let path = format!("/sys/fs/cgroup/{controller}/kubepods/pod{uid}/{file}");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn pod_level_resources_set_the_class_the_cgroups_and_the_status() {
+    let node = Managed::start("pod-resources", &[]);
+    let uid = node.create(
+        "plr",
+        &format!(
+            "  resources:\n    requests: {{cpu: 200m, memory: 64Mi}}\n    limits: {{cpu: 200m, memory: 64Mi}}\n  \
+             containers:\n  - name: bare\n    image: {SHELL}\n    command: [sleep, '3600']\n  \
+             - name: own\n    image: {SHELL}\n    command: [sleep, '3600']\n    resources:\n      \
+             requests: {{cpu: 100m, memory: 32Mi}}\n      limits: {{cpu: 100m, memory: 32Mi}}\n"
+        ),
+    );
+    let pod = node.wait_pod("plr", "Running with both containers", |p| {
+        phase(p) == "Running"
+            && ["bare", "own"]
+                .iter()
+                .all(|c| container_state_running(p, c))
+    });
+    assert_eq!(pod["status"]["qosClass"], "Guaranteed", "{pod}");
+
+    let own = container(&pod, "containerStatuses", "own");
+    let want = json!({"cpu": "100m", "memory": "32Mi"});
+    assert_eq!(own["allocatedResources"], want, "{own}");
+    assert_eq!(own["resources"]["requests"], want, "{own}");
+    assert_eq!(own["resources"]["limits"], want, "{own}");
+    // A container that sets nothing shows empty resources, and no allocation of its own.
+    let bare = container(&pod, "containerStatuses", "bare");
+    assert_eq!(bare["resources"], json!({}), "{bare}");
+    assert_eq!(bare["allocatedResources"], Value::Null, "{bare}");
+    assert_eq!(
+        pod["status"]["allocatedResources"],
+        json!({"cpu": "200m", "memory": "64Mi"}),
+        "{pod}"
+    );
+
+    // The pod cgroup holds the pod-level limits.
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "20000");
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.shares"), "204");
+    assert_eq!(
+        pod_cgroup("memory", &uid, "memory.limit_in_bytes"),
+        (64u64 << 20).to_string()
+    );
+    // The bare container runs with the pod's limits, as containerd reports them.
+    let id = bare["containerID"]
+        .as_str()
+        .and_then(|id| id.strip_prefix("containerd://"))
+        .expect("a container ID");
+    let status = Runtime::connect().container_status(id);
+    let linux = status
+        .resources
+        .and_then(|r| r.linux)
+        .expect("containerd reports the container's resources");
+    assert_eq!(
+        (
+            linux.cpu_quota,
+            linux.cpu_period,
+            linux.memory_limit_in_bytes
+        ),
+        (20_000, 100_000, 64 << 20)
+    );
+}
+
+/// The `resources` of the status of container `name`, and its restart count and ID.
+fn applied(pod: &Value, name: &str) -> (Value, i64, String) {
+    let status = container(pod, "containerStatuses", name);
+    (
+        status["resources"].clone(),
+        status["restartCount"].as_i64().unwrap_or(-1),
+        status["containerID"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+/// Resizes pod `name` through the `resize` subresource, as `kubectl` and the e2e suite do.
+fn resize(node: &Managed, name: &str, patch: &Value) {
+    let (ok, out) = node.cluster.kubectl(&[
+        "patch",
+        "pod",
+        name,
+        "-n",
+        "default",
+        "--subresource",
+        "resize",
+        "--type",
+        "strategic",
+        "-p",
+        &patch.to_string(),
+    ]);
+    assert!(ok, "kubectl patch --subresource resize: {out}");
+}
+
+/// A pod resized through the `resize` subresource: the container whose `resizePolicy` is
+/// `NotRequired` keeps running (same ID, no restart) with its cgroup updated in place, the
+/// one whose memory policy is `RestartContainer` is restarted once with its new memory
+/// limit, the pod cgroup follows, and the status shows the new resources with
+/// `observedGeneration` caught up. Before, the changed spec replaced both containers as a new
+/// definition.
+#[test]
+fn a_resize_is_applied_in_place_or_by_restart_as_the_resize_policy_says() {
+    let node = Managed::start("pod-resize", &[]);
+    let spec = |name: &str, memory_policy: &str| {
+        format!(
+            "  - name: {name}\n    image: {SHELL}\n    command: [sleep, '3600']\n    \
+             resizePolicy:\n    - {{resourceName: cpu, restartPolicy: NotRequired}}\n    \
+             - {{resourceName: memory, restartPolicy: {memory_policy}}}\n    resources:\n      \
+             requests: {{cpu: 100m, memory: 64Mi}}\n      limits: {{cpu: 100m, memory: 64Mi}}\n"
+        )
+    };
+    let uid = node.create(
+        "resized",
+        &format!(
+            "  containers:\n{}{}",
+            spec("inplace", "NotRequired"),
+            spec("restarted", "RestartContainer")
+        ),
+    );
+    let before = node.wait_pod("resized", "Running", |p| {
+        phase(p) == "Running"
+            && ["inplace", "restarted"]
+                .iter()
+                .all(|c| container_state_running(p, c))
+    });
+    let (_, _, inplace_id) = applied(&before, "inplace");
+    let (_, restarts_before, restarted_id) = applied(&before, "restarted");
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "20000");
+
+    let grown = json!({"requests": {"cpu": "200m", "memory": "128Mi"},
+                       "limits": {"cpu": "200m", "memory": "128Mi"}});
+    resize(
+        &node,
+        "resized",
+        &json!({"spec": {"containers": [
+            {"name": "inplace", "resources": grown},
+            {"name": "restarted", "resources": grown},
+        ]}}),
+    );
+    let after = node.wait_pod("resized", "resized", |p| {
+        p["status"]["observedGeneration"] == p["metadata"]["generation"]
+            && ["inplace", "restarted"]
+                .iter()
+                .all(|c| applied(p, c).0 == grown && container_state_running(p, c))
+    });
+    let (_, restarts, id) = applied(&after, "inplace");
+    assert_eq!(
+        (restarts, id.as_str()),
+        (0, inplace_id.as_str()),
+        "kept running"
+    );
+    let (_, restarts, id) = applied(&after, "restarted");
+    assert_eq!(restarts, restarts_before + 1, "restarted once");
+    assert_ne!(id, restarted_id);
+    assert_eq!(
+        container(&after, "containerStatuses", "inplace")["allocatedResources"],
+        grown["requests"]
+    );
+    // What containerd applied to the container kept running, and the pod cgroup.
+    let linux = Runtime::connect()
+        .container_status(inplace_id.trim_start_matches("containerd://"))
+        .resources
+        .and_then(|r| r.linux)
+        .expect("containerd reports the container's resources");
+    assert_eq!(
+        (
+            linux.cpu_quota,
+            linux.cpu_shares,
+            linux.memory_limit_in_bytes
+        ),
+        (20_000, 204, 128 << 20)
+    );
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "40000");
+    assert_eq!(
+        pod_cgroup("memory", &uid, "memory.limit_in_bytes"),
+        (256u64 << 20).to_string()
+    );
+}
+
+fn container_state_running(pod: &Value, name: &str) -> bool {
+    !container(pod, "containerStatuses", name)["state"]["running"].is_null()
+}
