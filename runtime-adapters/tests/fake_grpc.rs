@@ -90,6 +90,17 @@ fn container_config(name: &str, image: &str) -> ContainerConfig {
     }
 }
 
+/// Pulls `img:1` and starts a container `c` of it in `sandbox`; returns its ID.
+async fn started_container(cri: &CriClient, sandbox: &str, pod: PodSandboxConfig) -> String {
+    cri.pull_image("img:1", None, None).await.expect("pull");
+    let id = cri
+        .create_container(sandbox, container_config("c", "img:1"), pod)
+        .await
+        .expect("create");
+    cri.start_container(&id).await.expect("start");
+    id
+}
+
 #[test]
 fn a_pod_lifecycle_makes_the_round_trip() {
     with_served_fake(FakeRuntime::new(), |cri| async move {
@@ -186,12 +197,7 @@ fn error_kinds_survive_the_wire() {
             .id
             .clone();
         let pod = sandbox_config("twice");
-        cri.pull_image("img:1", None, None).await.expect("pull");
-        let id = cri
-            .create_container(&sandbox, container_config("c", "img:1"), pod)
-            .await
-            .expect("create");
-        cri.start_container(&id).await.expect("start");
+        let id = started_container(&cri, &sandbox, pod).await;
         let restart = cri.start_container(&id).await;
         assert!(
             matches!(&restart, Err(RuntimeError::Other { code, .. }) if code == "FailedPrecondition"),
@@ -206,12 +212,7 @@ fn container_events_stream_over_the_wire() {
         let mut events = cri.container_events().await.expect("subscribe");
         let pod = sandbox_config("evented");
         let sandbox = cri.run_pod_sandbox(pod.clone(), "").await.expect("sandbox");
-        cri.pull_image("img:1", None, None).await.expect("pull");
-        let id = cri
-            .create_container(&sandbox, container_config("c", "img:1"), pod)
-            .await
-            .expect("create");
-        cri.start_container(&id).await.expect("start");
+        let id = started_container(&cri, &sandbox, pod).await;
         let mut seen = Vec::new();
         while !seen
             .iter()
