@@ -9,6 +9,7 @@ pub mod config_feed;
 pub mod config_watcher;
 pub mod events;
 pub mod gc;
+mod hangup;
 pub mod logs;
 pub mod mirror;
 pub mod node_status;

@@ -29,7 +29,7 @@ pub enum StatsError {
         /// The directory.
         path: PathBuf,
         /// Why.
-        source: nix::Error,
+        source: std::io::Error,
     },
     /// A runtime call failed.
     #[error("runtime call {operation}: {source}")]
