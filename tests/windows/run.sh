@@ -5,7 +5,8 @@
 # static pod, in the same Wine prefix. Passes when, within the deadline, /healthz answers ok,
 # the read-only port's /pods shows the static pod Running with its container running (which
 # takes CRI calls over the pipe: version, sandbox, pull, create, start, status), and /metrics
-# counts the CRI event stream obtained over the pipe. Fails, printing both logs, otherwise.
+# counts the CRI event stream obtained over the pipe, and no pod cgroup was made. Fails,
+# printing both logs, otherwise.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -101,4 +102,14 @@ events_counted() {
 wait_until "/healthz answering ok" healthy
 wait_until "the static pod Running on the pipe-served runtime" pod_running
 wait_until "/metrics counting the CRI event stream over the pipe" events_counted
+# Windows has no cgroups: the pod must have none. (Under Wine, drive Z: is the Linux root, so a
+# Windows build that made one would make it in this machine's cgroupfs.)
+uid=$(curl -s -m 2 "http://127.0.0.1:$read_only/pods" | python3 -c '
+import json, sys
+print(next(p["metadata"]["uid"] for p in json.load(sys.stdin)["items"] if p["metadata"]["name"] == "web-winnode"))')
+made=$(find /sys/fs/cgroup -maxdepth 5 -type d -name "pod$uid" 2>/dev/null || true)
+if [ -n "$made" ]; then
+    for dir in $made; do rmdir "$dir" 2>/dev/null || true; done
+    fail "sergeant.exe made pod cgroups: $made"
+fi
 echo "== windows: sergeant.exe ran a static pod over $pipe under Wine ($SECONDS s)"

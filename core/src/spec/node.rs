@@ -81,6 +81,13 @@ impl NodeContext {
         })
     }
 
+    /// Whether pods get cgroups here: on Linux; Windows has none (its job objects are the
+    /// runtime's), so a Windows node makes and removes no pod cgroup.
+    #[must_use]
+    pub fn has_cgroups(&self) -> bool {
+        self.os == NodeOs::Linux
+    }
+
     /// The node's whole logical processors (at least one): what a Windows cpu limit is a share
     /// of.
     #[must_use]
