@@ -6,6 +6,7 @@ mod adapters;
 mod cli;
 mod logging;
 mod memory;
+mod stop_signal;
 mod swap;
 
 use std::process::ExitCode;
@@ -16,7 +17,6 @@ use sergeant_actors::{config_feed, tree};
 use sergeant_config::NodeConfig;
 use sergeant_kube_api::{client_from_kubeconfig, ApiRateLimit};
 use sergeant_supervisor::{metrics, start_root, RestartPolicy, RootExit};
-use tokio::signal::unix::{signal, SignalKind};
 
 /// Exit code for a configuration that cannot be used.
 const EXIT_BAD_CONFIG: u8 = 2;
@@ -101,12 +101,10 @@ fn run(
         });
         let root = start_root(&spec);
         let trim = tokio::spawn(memory::trim_freed_memory());
-        let mut terminate = signal(SignalKind::terminate())?;
-        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut stop = stop_signal::StopSignals::install()?;
         let exit = tokio::select! {
             exit = root.wait() => exit,
-            _ = terminate.recv() => { tracing::info!("SIGTERM: shutting down"); root.shutdown(shutdown_bound).await }
-            _ = interrupt.recv() => { tracing::info!("SIGINT: shutting down"); root.shutdown(shutdown_bound).await }
+            name = stop.next() => { tracing::info!("{name}: shutting down"); root.shutdown(shutdown_bound).await }
         };
         trim.abort();
         anyhow::Ok(exit)

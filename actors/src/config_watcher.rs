@@ -176,7 +176,7 @@ impl Actor for ConfigWatcher {
         self.env
             .set_status(format!("watching {}", self.path.display()));
         ctx.run_interval(POLL_INTERVAL, |_, ctx| ctx.notify(Reread));
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        match crate::hangup::Hangups::listen() {
             Ok(mut hangups) => {
                 let addr = ctx.address();
                 ctx.spawn(

@@ -17,8 +17,8 @@ use sergeant_core::hash::container_hash;
 use sergeant_core::kind::ContainerKind;
 use sergeant_core::labels;
 use sergeant_core::spec::{
-    container_config, pod_cgroup_parent, qos_class, sandbox_config, NodeContext, PodObjects,
-    QosClass,
+    container_config, pod_cgroup_parent, qos_class, sandbox_config, ImageUser, NodeContext,
+    PodObjects, QosClass,
 };
 use sergeant_core::volumes::VolumePlan;
 use sergeant_host::cgroup::{ensure_pod_cgroup, remove_pod_cgroup};
@@ -238,6 +238,7 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
             &plan,
             None,
             &PodObjects::default(),
+            &ImageUser::Uid(0),
         )
         .expect("container config")
         .config;

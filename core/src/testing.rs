@@ -79,6 +79,7 @@ pub fn node(root: PathBuf) -> NodeContext {
         pod_pids_limit: -1,
         memory_capacity_bytes: 16 << 30,
         cpu_capacity_millis: 4000,
+        os: crate::spec::NodeOs::Linux,
     }
 }
 

@@ -7,11 +7,15 @@
 //! volumes, [`cgroup::ensure_pod_cgroup`] for its cgroup, [`pod_files`] for its hosts file, log
 //! directory and termination-message file, [`node::memory_capacity`] for the node's memory,
 //! [`node::node_context`] for the node facts a pod's translation is made with, [`stats`] for
-//! every number the Summary API and the eviction manager read.
+//! every number the Summary API and the eviction manager read. What differs between unix and
+//! Windows nodes (file modes, filesystem sizes, mounts, subPaths) is in files of its own:
+//! [`file_mode`], [`filesystem`], and the `*_linux.rs` / `*_windows.rs` halves of `volumes`.
 
 pub mod address;
 pub mod cgroup;
 pub mod dns;
+pub mod file_mode;
+pub mod filesystem;
 pub mod mountinfo;
 pub mod node;
 pub mod pod_files;

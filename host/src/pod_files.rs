@@ -4,8 +4,9 @@
 //! places sergeant owns (the pod actor runs it on its own thread, see its `file_work`).
 
 use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use crate::file_mode::{create_file_with_mode, set_mode};
 
 use k8s_openapi::api::core::v1::{Container, Pod};
 use sergeant_core::spec::{
@@ -54,14 +55,16 @@ fn replace(path: &Path, content: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let temporary = dir.join(format!(".{HOSTS_FILE}.tmp"));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .open(&temporary)?;
+    let mut file = create_file_with_mode(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+        0o644,
+    )
+    .open(&temporary)?;
     file.write_all(content.as_bytes())?;
-    file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    set_mode(&temporary, 0o644)?;
     // No fsync: the rename keeps readers from a partial file, and after a crash the file is
     // compared and written again on the pod's next sync. A flush per container start costs
     // tens of milliseconds on a busy disk.
@@ -119,6 +122,7 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::{HostAlias, PodOS};
     use sergeant_core::testing::{node, pod_with};
+    use std::os::unix::fs::PermissionsExt;
 
     fn alias(ip: &str, names: &[&str]) -> HostAlias {
         HostAlias {

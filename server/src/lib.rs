@@ -9,6 +9,7 @@
 //! handler's panic answered 500 ([`panics`]).
 
 mod api;
+mod exhausted;
 mod exposition;
 mod listener;
 mod panics;

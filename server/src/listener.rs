@@ -174,10 +174,7 @@ fn is_transient(err: &std::io::Error) -> bool {
     matches!(
         err.kind(),
         ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset | ErrorKind::Interrupted
-    ) || matches!(
-        err.raw_os_error(),
-        Some(nix::libc::EMFILE | nix::libc::ENFILE | nix::libc::ENOBUFS | nix::libc::ENOMEM)
-    )
+    ) || crate::exhausted::is_exhausted(err)
 }
 
 async fn connection<T: Transport>(transport: T, router: Router, tcp: TcpStream, peer: SocketAddr) {

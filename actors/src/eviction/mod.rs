@@ -1,6 +1,6 @@
 //! The `eviction-manager` actor of the `node` supervisor: at every stats sample it observes
 //! the eviction signals ([`observe`]), lets [`sergeant_core::eviction::decide`] decide, publishes
-//! the node's pressure conditions on the [`PressureFeed`] (read by the node status and by
+//! the node's pressure conditions on the [`crate::pressure_feed::PressureFeed`] (read by the node status and by
 //! admission), and carries out the reclaim ([`reclaim`]): node-level first for disk (dead
 //! containers), then one pod at a time, waiting for its containers to stop.
 //!
@@ -11,11 +11,3 @@ mod observe;
 mod reclaim;
 
 pub use actor::{child_spec, EvictionDeps, EvictionManager};
-
-use std::collections::BTreeSet;
-
-use sergeant_core::eviction::signals::Pressure;
-use tokio::sync::watch;
-
-/// The pressure conditions the node reports `True`.
-pub type PressureFeed = watch::Receiver<BTreeSet<Pressure>>;

@@ -8,9 +8,10 @@
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+
+use sergeant_host::file_mode::{create_file_with_mode, mode_of};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -195,18 +196,17 @@ fn compress(file: &Path) -> Result<(), RotateError> {
 
 fn write_compressed(file: &Path, temporary: &Path) -> Result<(), RotateError> {
     let mut source = File::open(file).map_err(io_error("open", file))?;
-    let mode = source
-        .metadata()
-        .map_err(io_error("read the mode of", file))?
-        .permissions()
-        .mode();
-    let target = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(temporary)
-        .map_err(io_error("create", temporary))?;
+    let mode = mode_of(
+        &source
+            .metadata()
+            .map_err(io_error("read the mode of", file))?,
+    );
+    let target = create_file_with_mode(
+        OpenOptions::new().write(true).create(true).truncate(true),
+        mode,
+    )
+    .open(temporary)
+    .map_err(io_error("create", temporary))?;
     let mut encoder = GzEncoder::new(target, Compression::default());
     io::copy(&mut source, &mut encoder).map_err(io_error("compress", file))?;
     let target = encoder.finish().map_err(io_error("write", temporary))?;

@@ -20,7 +20,7 @@ use super::lease::{self, Holder};
 use super::machine::{self, MachineFacts};
 use super::sync::{self, Action, Outcome, Round};
 use crate::config_feed::ConfigState;
-use crate::eviction::PressureFeed;
+use crate::pressure_feed::PressureFeed;
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::Doubling;
 use sergeant_supervisor::failpoint;

@@ -39,7 +39,7 @@ pub enum MachineError {
         /// The directory measured.
         path: PathBuf,
         /// Why.
-        reason: nix::Error,
+        reason: io::Error,
     },
 }
 
@@ -111,11 +111,12 @@ fn filesystem_bytes(dir: &Path) -> Result<u64, MachineError> {
         .ancestors()
         .find(|p| p.exists())
         .unwrap_or(Path::new("/"));
-    let stat = nix::sys::statvfs::statvfs(existing).map_err(|reason| MachineError::Statvfs {
-        path: existing.to_owned(),
-        reason,
-    })?;
-    Ok(stat.blocks().saturating_mul(stat.fragment_size()))
+    let space =
+        sergeant_host::filesystem::space(existing).map_err(|reason| MachineError::Statvfs {
+            path: existing.to_owned(),
+            reason,
+        })?;
+    Ok(space.total_bytes)
 }
 
 /// The `PRETTY_NAME` of an os-release file, unquoted.

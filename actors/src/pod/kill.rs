@@ -59,7 +59,10 @@ pub async fn kill_pod(
         })
         .await?;
     }
-    let Some(cgroup) = pod.map(|p| spec::pod_cgroup_parent(p, node)) else {
+    let Some(cgroup) = pod
+        .filter(|_| node.has_cgroups())
+        .map(|p| spec::pod_cgroup_parent(p, node))
+    else {
         return Ok(());
     };
     tokio::task::spawn_blocking(move || sergeant_host::cgroup::remove_pod_cgroup(&cgroup))

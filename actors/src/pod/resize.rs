@@ -18,11 +18,9 @@ use super::error::Stopped;
 use super::look::{Progress, RuntimeChanges};
 use super::sync::SyncInput;
 
-/// The pod cgroup's path when sergeant manages it (`cgroupsPerQOS`).
+/// The pod cgroup's path when sergeant manages it (`cgroupsPerQOS`, on a node with cgroups).
 fn pod_cgroup(input: &SyncInput) -> Option<String> {
-    input
-        .node
-        .cgroups_per_qos
+    (input.node.cgroups_per_qos && input.node.has_cgroups())
         .then(|| spec::pod_cgroup_parent(&input.pod, &input.node))
 }
 

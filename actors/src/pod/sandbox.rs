@@ -102,7 +102,10 @@ impl PodSetup {
                 })
                 .await?;
         }
-        let cgroup = spec::pod_cgroup_parent(&input.pod, &input.node);
+        let cgroup = input
+            .node
+            .has_cgroups()
+            .then(|| spec::pod_cgroup_parent(&input.pod, &input.node));
         let pids_limit = input.node.pod_pids_limit;
         let (pod, node, plan, payloads) = (
             Arc::clone(&input.pod),
@@ -116,10 +119,12 @@ impl PodSetup {
             move || -> Result<_, PodError> {
                 let resolv_conf = sergeant_host::dns::read_resolv_conf(&node);
                 let config = spec::sandbox_config(&pod, &node, attempt, resolv_conf.as_deref())?;
-                sergeant_host::cgroup::ensure_pod_cgroup(&cgroup, pids_limit)?;
-                if node.cgroups_per_qos {
-                    let limits = spec::pod_cgroup_resources(&pod);
-                    sergeant_host::cgroup::set_pod_cgroup_resources(&cgroup, &limits)?;
+                if let Some(cgroup) = &cgroup {
+                    sergeant_host::cgroup::ensure_pod_cgroup(cgroup, pids_limit)?;
+                    if node.cgroups_per_qos {
+                        let limits = spec::pod_cgroup_resources(&pod);
+                        sergeant_host::cgroup::set_pod_cgroup_resources(cgroup, &limits)?;
+                    }
                 }
                 sergeant_host::volumes::setup_volumes(&plan, &payloads)
                     .map_err(|e| PodError::Volumes(vec![e]))?;

@@ -163,6 +163,7 @@ pub async fn start_container(
         plan,
         request.pod_ips.first().map(String::as_str),
         &request.objects,
+        &image_user,
     )
     .map_err(|e| NotStarted::Config(e.to_string()))?;
     bind_sub_paths(setup.sub_paths)

@@ -56,19 +56,15 @@ pub(crate) struct Scan {
 struct Stamp {
     modified: Option<SystemTime>,
     len: u64,
-    inode: u64,
+    identity: (u64, u64),
 }
 
 impl Stamp {
     fn of(metadata: &std::fs::Metadata) -> Self {
-        #[cfg(unix)]
-        let inode = std::os::unix::fs::MetadataExt::ino(metadata);
-        #[cfg(not(unix))]
-        let inode = 0;
         Self {
             modified: metadata.modified().ok(),
             len: metadata.len(),
-            inode,
+            identity: sergeant_host::filesystem::identity_of(metadata),
         }
     }
 }

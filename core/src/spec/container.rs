@@ -13,10 +13,13 @@ use super::hosts::managed_hosts_path;
 use super::identity::PodIdentity;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
 use super::node::NodeContext;
+use super::node_os::NodeOs;
 use super::objects::PodObjects;
+use super::quantity::container_amounts;
 use super::resources::container_resources;
 use super::sandbox::identity_labels;
 use super::security::{check_non_root_image, container_security, ImageUser};
+use super::windows::container_windows;
 use crate::hash::container_hash;
 use crate::kind::ContainerKind;
 use crate::labels;
@@ -39,7 +42,8 @@ pub struct ContainerSetup {
 /// subPath mounts to prepare before it is created. `pod_ip` is
 /// the sandbox's address, which env `fieldRef: status.podIP` needs; pass `None` when it is not
 /// known (such a reference then fails with a precise error). `objects` holds the config maps
-/// and secrets the environment reads, fetched beforehand. Mounts the termination-log file
+/// and secrets the environment reads, fetched beforehand; `image_user` is the user the image
+/// runs as, which a Windows container runs as unless it names another. Mounts the termination-log file
 /// that [`super::prepare_termination_log`] creates and the hosts file of
 /// [`super::prepare_hosts_file`]. Pure: no I/O.
 ///
@@ -59,6 +63,7 @@ pub fn container_config(
     volumes: &VolumePlan,
     pod_ip: Option<&str>,
     objects: &PodObjects,
+    image_user: &ImageUser,
 ) -> Result<ContainerSetup, SpecError> {
     let id = PodIdentity::of(pod)?;
     let empty = PodSpec::default();
@@ -105,13 +110,35 @@ pub fn container_config(
         termination_log,
         etc_hosts,
     )?;
-    let resources = container_resources(
-        pod,
-        &id.display,
-        &field,
-        container,
-        node.memory_capacity_bytes,
-    )?;
+    let (linux, windows) = match node.os {
+        NodeOs::Linux => (
+            Some(LinuxContainerConfig {
+                resources: Some(container_resources(
+                    pod,
+                    &id.display,
+                    &field,
+                    container,
+                    node.memory_capacity_bytes,
+                )?),
+                security_context: Some(container_security(&id.display, spec, container, &field)?),
+            }),
+            None,
+        ),
+        NodeOs::Windows => {
+            let amounts = container_amounts(&id.display, &field, container)?;
+            (
+                None,
+                Some(container_windows(
+                    &id.display,
+                    spec,
+                    container,
+                    &amounts.limits,
+                    image_user,
+                    node.processors(),
+                )?),
+            )
+        }
+    };
     let mut container_labels = identity_labels(&id, node);
     container_labels.insert(labels::CONTAINER_NAME.to_string(), container.name.clone());
     let config = ContainerConfig {
@@ -135,10 +162,8 @@ pub fn container_config(
         stdin: container.stdin.unwrap_or(false),
         stdin_once: container.stdin_once.unwrap_or(false),
         tty: container.tty.unwrap_or(false),
-        linux: Some(LinuxContainerConfig {
-            resources: Some(resources),
-            security_context: Some(container_security(&id.display, spec, container, &field)?),
-        }),
+        linux,
+        windows,
         ..Default::default()
     };
     Ok(ContainerSetup { config, sub_paths })
@@ -278,6 +303,7 @@ mod tests {
             &plan,
             None,
             &PodObjects::default(),
+            &ImageUser::Uid(0),
         )
         .map(|setup| setup.config)
     }

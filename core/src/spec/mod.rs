@@ -2,7 +2,8 @@
 //! configuration ([`sandbox_config`]), one CRI container configuration per container
 //! ([`container_config`]), the pod cgroup ([`pod_cgroup_parent`]), the termination-log file
 //! ([`termination_log_file`]), log directory ([`container_log_dir`]) and managed `/etc/hosts`
-//! ([`hosts_file`]).
+//! ([`hosts_file`]). On a Windows node ([`NodeOs::Windows`]) the CRI configurations carry
+//! their [`windows`] halves instead of cgroups and Linux security settings.
 //!
 //! Everything here is a function of the pod, a [`NodeContext`] and the [`PodObjects`] (config
 //! maps, secrets, tokens, linked services) the sync step fetched beforehand, so the pod actor can call it on
@@ -21,6 +22,7 @@ mod identity;
 mod logs;
 mod mounts;
 mod node;
+mod node_os;
 mod objects;
 mod pod_resources;
 mod qos;
@@ -30,6 +32,7 @@ mod resources;
 mod sandbox;
 mod security;
 mod service_env;
+pub mod windows;
 
 pub use cgroup::{pod_cgroup_parent, pod_cgroup_resources, PodCgroupResources};
 pub use container::{check_image_user, container_config, ContainerSetup};
@@ -39,6 +42,7 @@ pub use logs::container_log_dir;
 pub use mounts::termination_log_file;
 pub use node::pod_dir_in;
 pub use node::NodeContext;
+pub use node_os::NodeOs;
 pub use objects::{references, ObjectData, ObjectKind, PodObjects, References, TokenKey};
 pub use pod_resources::{
     amount, binary, milli, pod_level, pod_limits, pod_requests, to_list, units, Totals,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use sergeant_config::NodeConfig;
 
 use super::error::SpecError;
+use super::node_os::NodeOs;
 
 /// The node-wide settings every pod translation needs (paths, DNS, cgroups, memory size).
 /// Built once per configuration with [`NodeContext::from_config`] and handed to the pure
@@ -40,6 +41,9 @@ pub struct NodeContext {
     /// The node's cpus in millicores: what a `resourceFieldRef` to `limits.cpu` of a container
     /// without a cpu limit reads.
     pub cpu_capacity_millis: i64,
+    /// The node's operating system: which half (Linux or Windows) of the CRI configurations
+    /// pods get.
+    pub os: NodeOs,
 }
 
 impl NodeContext {
@@ -67,7 +71,24 @@ impl NodeContext {
             pod_pids_limit: kubelet.pod_pids_limit,
             memory_capacity_bytes,
             cpu_capacity_millis: crate::allocatable::NodeResources::of_machine(0).cpu_millis,
+            os: NodeOs::of_this_build(),
         })
+    }
+
+    /// Whether pods get cgroups here: on Linux; Windows has none (its job objects are the
+    /// runtime's), so a Windows node makes and removes no pod cgroup.
+    #[must_use]
+    pub fn has_cgroups(&self) -> bool {
+        self.os == NodeOs::Linux
+    }
+
+    /// The node's whole logical processors (at least one): what a Windows cpu limit is a share
+    /// of.
+    #[must_use]
+    pub fn processors(&self) -> u32 {
+        u32::try_from(self.cpu_capacity_millis / 1000)
+            .unwrap_or(u32::MAX)
+            .max(1)
     }
 
     /// `root_dir/pods/<uid>`: everything the node keeps for one pod.

@@ -16,6 +16,8 @@ use super::hosts::pod_hostname;
 use super::identity::{all_containers, PodIdentity};
 use super::logs::pod_log_dir;
 use super::node::NodeContext;
+use super::node_os::NodeOs;
+use super::windows::sandbox_windows;
 use crate::labels;
 
 /// The sandbox configuration of `pod` for its `attempt`-th sandbox (0 for the first). Reads
@@ -25,8 +27,9 @@ use crate::labels;
 /// # Errors
 ///
 /// [`SpecError::Field`] for a pod without name or usable UID, a `spec.hostname` that is not
-/// a DNS label, an unknown DNS policy or port protocol, or a host port out of range; [`SpecError::Host`] when the node's resolv.conf is
-/// needed and cannot be read.
+/// a DNS label, an unknown DNS policy or port protocol, a host port out of range, or (on a
+/// Windows node) HostProcess settings the pod may not have; [`SpecError::Host`] when the
+/// node's resolv.conf is needed and cannot be read.
 pub fn sandbox_config(
     pod: &Pod,
     node: &NodeContext,
@@ -36,6 +39,12 @@ pub fn sandbox_config(
     let id = PodIdentity::of(pod)?;
     let empty = PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
+    // Upstream's Windows kubelet sends the Linux half too (the runtime reads what the Windows
+    // half lacks from it), without a cgroup: Windows has none.
+    let (cgroup_parent, windows) = match node.os {
+        NodeOs::Linux => (pod_cgroup_parent(pod, node), None),
+        NodeOs::Windows => (String::new(), Some(sandbox_windows(&id.display, spec)?)),
+    };
     Ok(PodSandboxConfig {
         metadata: Some(PodSandboxMetadata {
             name: id.name.clone(),
@@ -62,7 +71,7 @@ pub fn sandbox_config(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         linux: Some(LinuxPodSandboxConfig {
-            cgroup_parent: pod_cgroup_parent(pod, node),
+            cgroup_parent,
             security_context: Some(security_context(pod, spec)),
             sysctls: spec
                 .security_context
@@ -75,7 +84,7 @@ pub fn sandbox_config(
             overhead: None,
             resources: None,
         }),
-        windows: None,
+        windows,
     })
 }
 

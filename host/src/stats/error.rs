@@ -27,6 +27,6 @@ pub enum HostStatsError {
         /// The directory.
         path: PathBuf,
         /// Why.
-        source: nix::Error,
+        source: std::io::Error,
     },
 }

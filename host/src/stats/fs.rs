@@ -1,17 +1,13 @@
 //! Filesystem numbers: a filesystem's size and free space (`statvfs`), and how much a
 //! directory tree uses of it (like `du`). Blocking; run on a blocking thread.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use nix::sys::statvfs::statvfs;
+use crate::filesystem;
 
 use super::clock::Clock;
 use super::error::HostStatsError;
 use sergeant_core::stats::summary::FsStats;
-
-/// Bytes per `st_blocks` unit.
-const BLOCK_BYTES: u64 = 512;
 
 /// The size, free space and inodes of the filesystem holding `path`; `usedBytes` and
 /// `inodesUsed` are the whole filesystem's.
@@ -19,24 +15,21 @@ const BLOCK_BYTES: u64 = 512;
 /// # Errors
 /// [`HostStatsError::Statvfs`] when `path` cannot be examined.
 pub fn filesystem(path: &Path, clock: Clock) -> Result<FsStats, HostStatsError> {
-    let vfs = statvfs(path).map_err(|source| HostStatsError::Statvfs {
+    let space = filesystem::space(path).map_err(|source| HostStatsError::Statvfs {
         path: path.to_path_buf(),
         source,
     })?;
-    let fragment = vfs.fragment_size();
-    let capacity = vfs.blocks().saturating_mul(fragment);
-    let free = vfs.blocks_free().saturating_mul(fragment);
-    let available = vfs.blocks_available().saturating_mul(fragment);
-    let inodes = vfs.files();
-    let inodes_free = vfs.files_free();
     Ok(FsStats {
         time: clock.time(),
-        available_bytes: Some(available),
-        capacity_bytes: Some(capacity),
-        used_bytes: Some(capacity.saturating_sub(free)),
-        inodes_free: Some(inodes_free),
-        inodes: Some(inodes),
-        inodes_used: Some(inodes.saturating_sub(inodes_free)),
+        available_bytes: Some(space.available_bytes),
+        capacity_bytes: Some(space.total_bytes),
+        used_bytes: Some(space.total_bytes.saturating_sub(space.free_bytes)),
+        inodes_free: space.inodes_free,
+        inodes: space.inodes,
+        inodes_used: space
+            .inodes
+            .zip(space.inodes_free)
+            .map(|(all, free)| all.saturating_sub(free)),
     })
 }
 
@@ -56,7 +49,7 @@ pub fn usage(dir: &Path) -> (u64, u64) {
     let Ok(meta) = std::fs::symlink_metadata(dir) else {
         return (0, 0);
     };
-    let mut bytes = meta.blocks().saturating_mul(BLOCK_BYTES);
+    let mut bytes = filesystem::disk_bytes(&meta);
     let mut inodes: u64 = 1;
     let mut levels: Vec<std::fs::ReadDir> = if meta.is_dir() {
         std::fs::read_dir(dir).into_iter().collect()
@@ -73,7 +66,7 @@ pub fn usage(dir: &Path) -> (u64, u64) {
             continue;
         };
         let (entry, meta) = meta;
-        bytes = bytes.saturating_add(meta.blocks().saturating_mul(BLOCK_BYTES));
+        bytes = bytes.saturating_add(filesystem::disk_bytes(&meta));
         inodes = inodes.saturating_add(1);
         if meta.is_dir() && levels.len() < MAX_DEPTH {
             levels.extend(std::fs::read_dir(entry.path()));

@@ -4,11 +4,11 @@
 //! which is the pod's local ephemeral storage. hostPath volumes are the node's, not the pod's,
 //! and are not reported, as upstream. Blocking; read with the rest of the host-side numbers.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::clock::Clock;
 use super::fs;
+use crate::filesystem::device_of;
 use sergeant_core::spec::HOSTS_FILE;
 use sergeant_core::stats::summary::VolumeStats;
 use sergeant_core::volumes::{counts_as_ephemeral_storage, VOLUMES_DIR};
@@ -26,7 +26,7 @@ pub struct PodVolumes {
 /// cannot be examined during the walk is left out.
 #[must_use]
 pub fn read(pod_dir: &Path, clock: Clock) -> PodVolumes {
-    let Ok(pod_device) = std::fs::metadata(pod_dir).map(|m| m.dev()) else {
+    let Ok(pod_device) = std::fs::metadata(pod_dir).map(|m| device_of(&m)) else {
         return PodVolumes::default();
     };
     let mut volumes = PodVolumes {
@@ -50,7 +50,7 @@ pub fn read(pod_dir: &Path, clock: Clock) -> PodVolumes {
             };
             let used = fs::usage(&path);
             // A memory emptyDir is a tmpfs mounted there: another device than the pod's.
-            let on_disk = std::fs::metadata(&path).is_ok_and(|m| m.dev() == pod_device);
+            let on_disk = std::fs::metadata(&path).is_ok_and(|m| device_of(&m) == pod_device);
             if counts && on_disk {
                 volumes.ephemeral.0 = volumes.ephemeral.0.saturating_add(used.0);
                 volumes.ephemeral.1 = volumes.ephemeral.1.saturating_add(used.1);

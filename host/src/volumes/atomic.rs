@@ -13,12 +13,13 @@
 
 use std::collections::BTreeSet;
 use std::io::ErrorKind;
-use std::os::unix::fs::{symlink, DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path};
 
 use sergeant_core::spec::io_reason;
 use sergeant_core::time::format_utc;
 use sergeant_core::volumes::{FileContent, Payload};
+
+use crate::file_mode::{create_file_with_mode, dir_builder, has_mode, set_mode, symlink};
 
 /// The symlink naming the current version.
 const DATA_LINK: &str = "..data";
@@ -48,16 +49,14 @@ pub fn write_payload(dir: &Path, payload: &Payload) -> Result<bool, String> {
     }
     let version = new_version_name();
     let version_dir = dir.join(&version);
-    std::fs::DirBuilder::new()
-        .mode(0o755)
+    dir_builder(0o755)
         .create(&version_dir)
         .map_err(io(&version_dir))?;
     for (path, file) in payload {
         let target = version_dir.join(path);
         if let Some(parent) = target.parent() {
-            std::fs::DirBuilder::new()
+            dir_builder(0o755)
                 .recursive(true)
-                .mode(0o755)
                 .create(parent)
                 .map_err(io(parent))?;
         }
@@ -65,13 +64,13 @@ pub fn write_payload(dir: &Path, payload: &Payload) -> Result<bool, String> {
     }
     let new_link = dir.join(NEW_DATA_LINK);
     remove_if_present(&new_link).map_err(io(&new_link))?;
-    symlink(&version, &new_link).map_err(io(&new_link))?;
+    symlink(Path::new(&version), &new_link).map_err(io(&new_link))?;
     std::fs::rename(&new_link, &data_link).map_err(io(&data_link))?;
     let visible = top_level(payload);
     for name in &visible {
         let link = dir.join(name);
         if std::fs::symlink_metadata(&link).is_err() {
-            symlink(Path::new(DATA_LINK).join(name), &link).map_err(io(&link))?;
+            symlink(&Path::new(DATA_LINK).join(name), &link).map_err(io(&link))?;
         }
     }
     remove_stale(dir, &visible, &version)?;
@@ -109,8 +108,7 @@ fn matches(version: &Path, payload: &Payload) -> bool {
         && payload.iter().all(|(path, file)| {
             let target = version.join(path);
             found.contains(path)
-                && std::fs::metadata(&target)
-                    .is_ok_and(|m| m.permissions().mode() & 0o7777 == file.mode)
+                && has_mode(&target, file.mode)
                 && std::fs::read(&target).is_ok_and(|data| data == file.data)
         })
 }
@@ -131,14 +129,14 @@ fn list_files(dir: &Path, prefix: &Path, out: &mut BTreeSet<String>) -> std::io:
 
 fn write_file(path: &Path, file: &FileContent) -> std::io::Result<()> {
     use std::io::Write as _;
-    let mut handle = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(file.mode)
-        .open(path)?;
+    let mut handle = create_file_with_mode(
+        std::fs::OpenOptions::new().write(true).create_new(true),
+        file.mode,
+    )
+    .open(path)?;
     handle.write_all(&file.data)?;
     // The mode given at creation is reduced by the umask; set it exactly.
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(file.mode))
+    set_mode(path, file.mode)
 }
 
 /// `..<UTC date and time>.<fraction>_<pid>`: unique per write, sorted by time.
@@ -194,6 +192,7 @@ fn remove_if_present(path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn file(text: &str, mode: u32) -> FileContent {
         FileContent {

@@ -2,10 +2,11 @@
 //! volume's type says.
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 use sergeant_core::volumes::HostPathType;
+
+use crate::file_mode::{create_file_with_mode, dir_builder, is_special, Special};
 
 /// Checks `path` against the hostPath type `kind`, creating it for the `…OrCreate` types. The
 /// error is a reason for messages.
@@ -14,21 +15,16 @@ pub(super) fn prepare_host_path(kind: HostPathType, path: &Path) -> Result<(), S
     match kind {
         HostPathType::Unchecked => return Ok(()),
         HostPathType::DirectoryOrCreate if !exists(path)? => {
-            return std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o755)
-                .create(path)
-                .map_err(io);
+            return dir_builder(0o755).recursive(true).create(path).map_err(io);
         }
         HostPathType::FileOrCreate if !exists(path)? => {
-            return OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o644)
-                .open(path)
-                .map(|_: File| ())
-                .map_err(io);
+            return create_file_with_mode(
+                OpenOptions::new().write(true).create(true).truncate(false),
+                0o644,
+            )
+            .open(path)
+            .map(|_: File| ())
+            .map_err(io);
         }
         _ => {}
     }
@@ -38,9 +34,15 @@ pub(super) fn prepare_host_path(kind: HostPathType, path: &Path) -> Result<(), S
             (file_type.is_dir(), "a directory")
         }
         HostPathType::FileOrCreate | HostPathType::File => (file_type.is_file(), "a file"),
-        HostPathType::Socket => (file_type.is_socket(), "a socket"),
-        HostPathType::CharDevice => (file_type.is_char_device(), "a character device"),
-        HostPathType::BlockDevice => (file_type.is_block_device(), "a block device"),
+        HostPathType::Socket => (is_special(&file_type, Special::Socket), "a socket"),
+        HostPathType::CharDevice => (
+            is_special(&file_type, Special::CharDevice),
+            "a character device",
+        ),
+        HostPathType::BlockDevice => (
+            is_special(&file_type, Special::BlockDevice),
+            "a block device",
+        ),
         HostPathType::Unchecked => (true, ""),
     };
     if matches {

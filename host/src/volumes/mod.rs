@@ -7,7 +7,19 @@
 pub mod atomic;
 mod host_path;
 mod setup;
-mod subpath_linux;
+
+#[cfg(target_os = "linux")]
+#[path = "mounts_linux.rs"]
+mod mounts;
+#[cfg(windows)]
+#[path = "mounts_windows.rs"]
+mod mounts;
+#[cfg(target_os = "linux")]
+#[path = "subpath_linux.rs"]
+mod subpath;
+#[cfg(windows)]
+#[path = "subpath_windows.rs"]
+mod subpath;
 
 pub use setup::{refresh_api_volumes, setup_volumes, teardown_pod_dir};
-pub use subpath_linux::prepare_sub_paths;
+pub use subpath::prepare_sub_paths;

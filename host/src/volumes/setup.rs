@@ -5,18 +5,16 @@
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-
-use nix::errno::Errno;
-use nix::mount::{mount, umount2, MntFlags, MsFlags};
 
 use sergeant_core::spec::{is_safe_path_component, NodeContext, SpecError};
 use sergeant_core::volumes::{Payload, PlannedSource, PlannedVolume, VolumeError, VolumePlan};
 
 use super::atomic::write_payload;
 use super::host_path::prepare_host_path;
-use super::subpath_linux::clear_pod_mount_points;
+use super::mounts::{mount_tmpfs, node_mounts, unmount};
+use super::subpath::clear_pod_mount_points;
+use crate::file_mode::set_mode;
 use crate::mountinfo::{self, is_mounted};
 
 /// emptyDir directories are writable by every user, so containers running as any UID can
@@ -80,7 +78,7 @@ fn memory_mounts(plan: &VolumePlan) -> Result<Vec<mountinfo::MountEntry>, Volume
     let Some((name, volume)) = plan.iter().find(|(_, v)| v.is_memory) else {
         return Ok(Vec::new());
     };
-    mountinfo::mounts().map_err(|reason| failure(plan, name, volume, reason))
+    node_mounts().map_err(|reason| failure(plan, name, volume, reason))
 }
 
 fn failure(plan: &VolumePlan, name: &str, volume: &PlannedVolume, reason: String) -> VolumeError {
@@ -116,16 +114,9 @@ fn make_empty_dir(
         if let Some(bytes) = size_limit_bytes {
             options.push_str(&format!(",size={bytes}"));
         }
-        mount(
-            Some("tmpfs"),
-            path.as_path(),
-            Some("tmpfs"),
-            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-            Some(options.as_str()),
-        )
-        .map_err(|errno| format!("mounting a tmpfs ({options}): {}", errno.desc()))?;
+        mount_tmpfs(path, &options)?;
     }
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(EMPTY_DIR_MODE)).map_err(io)
+    set_mode(path, EMPTY_DIR_MODE).map_err(io)
 }
 
 /// Unmounts everything mounted under `<root_dir>/pods/<uid>` (subPath bind mounts first,
@@ -149,10 +140,7 @@ pub fn teardown_pod_dir(uid: &str, node: &NodeContext) -> Result<(), SpecError> 
     let fail = |path: &Path, reason: String| SpecError::host_reason(uid, path, reason);
     clear_pod_mount_points(&pod_dir).map_err(|r| fail(&pod_dir, r))?;
     for mount_point in mounts_under(&pod_dir).map_err(|r| fail(&pod_dir, r))? {
-        match umount2(&mount_point, MntFlags::empty()) {
-            Ok(()) | Err(Errno::EINVAL | Errno::ENOENT) => {}
-            Err(errno) => return Err(fail(&mount_point, format!("unmounting: {}", errno.desc()))),
-        }
+        unmount(&mount_point).map_err(|reason| fail(&mount_point, reason))?;
     }
     if let Some(left) = mounts_under(&pod_dir)
         .map_err(|r| fail(&pod_dir, r))?
@@ -171,7 +159,7 @@ pub fn teardown_pod_dir(uid: &str, node: &NodeContext) -> Result<(), SpecError> 
 
 /// Mount points at or below `dir`, deepest first.
 fn mounts_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut found: Vec<PathBuf> = mountinfo::mounts()?
+    let mut found: Vec<PathBuf> = node_mounts()?
         .into_iter()
         .map(|m| m.mount_point)
         .filter(|p| p.starts_with(dir))
@@ -189,6 +177,7 @@ mod tests {
     use sergeant_core::testing::{empty_dir, host_path};
     use sergeant_core::testing::{node, pod_with};
     use sergeant_core::volumes::SubPathMount;
+    use std::os::unix::fs::PermissionsExt;
 
     fn planned(root: &Path, volumes: Vec<Volume>) -> (VolumePlan, NodeContext) {
         let node = node(root.to_path_buf());

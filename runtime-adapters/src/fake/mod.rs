@@ -11,6 +11,9 @@
 //! removes) so the kubelet above it behaves exactly as on a real node, while each pod costs a
 //! few hundred bytes and no process, task or timer.
 //!
+//! [`grpc::serve`] puts an adapter behind CRI's gRPC services on a socket or named pipe, so the
+//! fake can stand in for a CRI runtime on machines that have none (Windows under Wine).
+//!
 //! The adapter also streams container events (CRI `GetContainerEvents`) for its state changes,
 //! so a hollow node's PLEG is evented as on a runtime that streams them.
 //!
@@ -23,6 +26,7 @@ mod containers;
 mod dispatch;
 mod errors;
 mod events;
+pub mod grpc;
 mod ids;
 mod images;
 mod ipam;

@@ -8,8 +8,9 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+
+use sergeant_host::filesystem::{identity_of, read_at, read_exact_at};
 
 use super::cri_log::{line_head, Renderer, MAX_HEAD};
 
@@ -51,7 +52,7 @@ impl LogFile {
     /// # Errors
     /// Why the file cannot be read.
     pub fn read(&mut self, renderer: &mut Renderer, out: &mut Vec<u8>) -> io::Result<usize> {
-        let read = self.file.read_at(&mut self.buffer, self.offset)?;
+        let read = read_at(&self.file, &mut self.buffer, self.offset)?;
         renderer.feed(&self.buffer[..read], out);
         self.offset = self
             .offset
@@ -73,7 +74,7 @@ impl LogFile {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
             Err(e) => return Err(e),
         };
-        if (now.dev(), now.ino()) != (open.dev(), open.ino()) {
+        if identity_of(&now) != identity_of(&open) {
             self.file = File::open(&self.path)?;
         } else if open.len() >= self.offset {
             return Ok(false);
@@ -104,7 +105,7 @@ fn tail_start(file: &File, len: u64, lines: u64, buffer: &mut Vec<u8>) -> io::Re
         let chunk_start = chunk_end.saturating_sub(CHUNK as u64);
         let size = usize::try_from(chunk_end - chunk_start).unwrap_or(CHUNK);
         buffer.resize(size, 0);
-        file.read_exact_at(buffer, chunk_start)?;
+        read_exact_at(file, buffer, chunk_start)?;
         buffer.extend_from_slice(&ahead);
         let breaks = buffer[..size]
             .iter()

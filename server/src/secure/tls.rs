@@ -197,14 +197,15 @@ fn generate(node_name: &str, node_ip: Option<IpAddr>) -> Result<(String, String)
 
 fn write_private(path: &Path, text: &str) -> Result<(), String> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut file = sergeant_host::file_mode::create_file_with_mode(
+        fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+        0o600,
+    )
+    .open(path)
+    .map_err(|e| format!("{}: {e}", path.display()))?;
     file.write_all(text.as_bytes())
         .map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -1,0 +1,234 @@
+//! The fake runtime served over CRI's gRPC wire (`sergeant_runtime_adapters::fake::grpc`),
+//! reached by the ordinary CRI client: a unix socket here, a named pipe when this test is
+//! built for Windows and run under Wine (tests/windows/run.sh).
+//!
+//! What it shows: a pod's whole lifecycle makes the round trip with its answers intact, the
+//! runtime port's error kinds survive the wire, and container events stream to the client.
+
+#[cfg_attr(unix, path = "fake_grpc/endpoint_unix.rs")]
+#[cfg_attr(windows, path = "fake_grpc/endpoint_windows.rs")]
+mod endpoint;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::Path;
+use std::time::Duration;
+
+use actix::Actor;
+use sergeant_messages::runtime_error::RuntimeError;
+use sergeant_runtime_adapters::cri::api::{
+    ContainerConfig, ContainerFilter, ContainerMetadata, ContainerState, ImageSpec,
+    PodSandboxConfig, PodSandboxMetadata,
+};
+use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
+use sergeant_runtime_adapters::fake::grpc::Listener;
+use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
+use tokio::sync::oneshot;
+
+/// How long any one step may take before the test fails.
+const STEP: Duration = Duration::from_secs(10);
+
+/// Runs `test` with a CRI client of a fake runtime served on a fresh endpoint, then stops the
+/// server and checks it stopped cleanly.
+fn with_served_fake<F>(runtime: FakeRuntime, test: impl FnOnce(CriClient) -> F)
+where
+    F: Future<Output = ()>,
+{
+    let place = endpoint::fresh();
+    actix_rt::System::new().block_on(async move {
+        let listener = Listener::bind(place.endpoint()).expect("bind the fake CRI server");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = actix_rt::spawn(listener.serve(FakeAdapter::new(runtime).start(), async {
+            drop(stopped.await);
+        }));
+        let config =
+            CriClientConfig::new(place.endpoint().clone()).with_runtime_request_timeout(STEP);
+        test(CriClient::new(&config).expect("CRI client")).await;
+        // The server may have stopped already; the checks below say so.
+        let _ = stop.send(());
+        let served = tokio::time::timeout(STEP, server)
+            .await
+            .expect("the server stops on shutdown")
+            .expect("the server task did not panic");
+        assert!(served.is_ok(), "the server stopped cleanly: {served:?}");
+    });
+}
+
+fn sandbox_config(name: &str) -> PodSandboxConfig {
+    PodSandboxConfig {
+        metadata: Some(PodSandboxMetadata {
+            name: name.to_owned(),
+            uid: format!("uid-{name}"),
+            namespace: "default".to_owned(),
+            attempt: 0,
+        }),
+        labels: HashMap::from([("app".to_owned(), name.to_owned())]),
+        log_directory: log_directory(name),
+        ..Default::default()
+    }
+}
+
+fn log_directory(pod: &str) -> String {
+    std::env::temp_dir()
+        .join(format!("default_{pod}_uid-{pod}"))
+        .display()
+        .to_string()
+}
+
+fn container_config(name: &str, image: &str) -> ContainerConfig {
+    ContainerConfig {
+        metadata: Some(ContainerMetadata {
+            name: name.to_owned(),
+            attempt: 0,
+        }),
+        image: Some(ImageSpec {
+            image: image.to_owned(),
+            ..Default::default()
+        }),
+        log_path: format!("{name}.log"),
+        ..Default::default()
+    }
+}
+
+/// Pulls `img:1` and starts a container `c` of it in `sandbox`; returns its ID.
+async fn started_container(cri: &CriClient, sandbox: &str, pod: PodSandboxConfig) -> String {
+    cri.pull_image("img:1", None, None).await.expect("pull");
+    let id = cri
+        .create_container(sandbox, container_config("c", "img:1"), pod)
+        .await
+        .expect("create");
+    cri.start_container(&id).await.expect("start");
+    id
+}
+
+#[test]
+fn a_pod_lifecycle_makes_the_round_trip() {
+    with_served_fake(FakeRuntime::new(), |cri| async move {
+        let version = cri.version().await.expect("version");
+        assert_eq!(version.runtime_name, "sergeant-fake");
+        assert_eq!(version.runtime_api_version, "v1");
+
+        let pod = sandbox_config("web");
+        let sandbox = cri
+            .run_pod_sandbox(pod.clone(), "")
+            .await
+            .expect("run sandbox");
+        let status = cri
+            .pod_sandbox_status(&sandbox, false)
+            .await
+            .expect("sandbox status");
+        let status = status.status.expect("a sandbox status");
+        assert_eq!(
+            status.metadata, pod.metadata,
+            "the metadata comes back as sent"
+        );
+        assert_eq!(status.labels.get("app").map(String::as_str), Some("web"));
+
+        let image = "mcr.microsoft.com/windows/nanoserver:ltsc2022";
+        let image_ref = cri
+            .pull_image(image, None, Some(pod.clone()))
+            .await
+            .expect("pull");
+        assert!(!image_ref.is_empty(), "the pull names the image it stored");
+
+        let created = cri
+            .create_container(&sandbox, container_config("app", image), pod.clone())
+            .await
+            .expect("create");
+        cri.start_container(&created).await.expect("start");
+        let running = cri
+            .list_containers(Some(ContainerFilter {
+                pod_sandbox_id: sandbox.clone(),
+                ..Default::default()
+            }))
+            .await
+            .expect("list");
+        assert_eq!(running.len(), 1);
+        assert_eq!(running[0].id, created);
+        assert_eq!(running[0].state, ContainerState::ContainerRunning as i32);
+
+        cri.stop_container(&created, 0).await.expect("stop");
+        let stopped = cri.container_status(&created, false).await.expect("status");
+        let stopped = stopped.status.expect("a container status");
+        assert_eq!(stopped.state, ContainerState::ContainerExited as i32);
+        let log_path = Path::new(&log_directory("web")).join("app.log");
+        assert_eq!(Path::new(&stopped.log_path), log_path);
+
+        cri.remove_container(&created).await.expect("remove");
+        cri.stop_pod_sandbox(&sandbox).await.expect("stop sandbox");
+        cri.remove_pod_sandbox(&sandbox)
+            .await
+            .expect("remove sandbox");
+        let left = cri.list_pod_sandboxes(None).await.expect("list sandboxes");
+        assert!(left.is_empty(), "nothing is left: {left:?}");
+    });
+}
+
+#[test]
+fn error_kinds_survive_the_wire() {
+    let runtime = FakeRuntime::new().fail_pulls_matching("registry.invalid/");
+    with_served_fake(runtime, |cri| async move {
+        let missing = cri.container_status("no-such-container", false).await;
+        assert!(
+            matches!(
+                missing,
+                Err(RuntimeError::NotFound {
+                    operation: "container_status",
+                    ..
+                })
+            ),
+            "{missing:?}"
+        );
+        let pull = cri.pull_image("registry.invalid/app:1", None, None).await;
+        assert!(
+            matches!(&pull, Err(RuntimeError::NotFound { message, .. }) if message.contains("registry.invalid/app:1")),
+            "{pull:?}"
+        );
+        let pod = sandbox_config("twice");
+        cri.run_pod_sandbox(pod.clone(), "")
+            .await
+            .expect("first sandbox");
+        let again = cri.run_pod_sandbox(pod, "").await;
+        assert!(
+            matches!(again, Err(RuntimeError::AlreadyExists { .. })),
+            "{again:?}"
+        );
+        let sandbox = cri.list_pod_sandboxes(None).await.expect("list")[0]
+            .id
+            .clone();
+        let pod = sandbox_config("twice");
+        let id = started_container(&cri, &sandbox, pod).await;
+        let restart = cri.start_container(&id).await;
+        assert!(
+            matches!(&restart, Err(RuntimeError::Other { code, .. }) if code == "FailedPrecondition"),
+            "{restart:?}"
+        );
+    });
+}
+
+#[test]
+fn container_events_stream_over_the_wire() {
+    with_served_fake(FakeRuntime::new(), |cri| async move {
+        let mut events = cri.container_events().await.expect("subscribe");
+        let pod = sandbox_config("evented");
+        let sandbox = cri.run_pod_sandbox(pod.clone(), "").await.expect("sandbox");
+        let id = started_container(&cri, &sandbox, pod).await;
+        let mut seen = Vec::new();
+        while !seen
+            .iter()
+            .any(|(container, kind)| container == &id && *kind == 1)
+        {
+            let event = tokio::time::timeout(STEP, events.message())
+                .await
+                .expect("an event within the step")
+                .expect("the stream is healthy")
+                .expect("the stream is open");
+            seen.push((event.container_id, event.container_event_type));
+        }
+        assert!(
+            seen.iter()
+                .any(|(container, kind)| container == &id && *kind == 0),
+            "the container's creation came before its start: {seen:?}"
+        );
+    });
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The Windows test set, under Wine: builds the workspace for x86_64-pc-windows-gnu
+# (tests/windows/build.sh), serves the fake runtime as a CRI server on a named pipe
+# (sergeant-fake-cri.exe npipe://./pipe/NAME) and runs sergeant.exe against that pipe with one
+# static pod, in the same Wine prefix. Passes when, within the deadline, /healthz answers ok,
+# the read-only port's /pods shows the static pod Running with its container running (which
+# takes CRI calls over the pipe: version, sandbox, pull, create, start, status), and /metrics
+# counts the CRI event stream obtained over the pipe, and no pod cgroup was made. Fails,
+# printing both logs, otherwise.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/windows/env.sh
+. "$here/env.sh"
+
+bash "$here/build.sh"
+bin="$WIN_TARGET_DIR/$WIN_TARGET/debug"
+# How long the pod may take to run (Wine starts slowly on a busy machine).
+deadline_s=${WIN_TEST_DEADLINE:-120}
+run=$(mktemp -d /tmp/sergeant-windows.XXXXXX)
+pipe="npipe://./pipe/sergeant-test-$$"
+# Ports of this run: healthz, read-only, kubelet API.
+base=$((30000 + $$ % 2000 * 3))
+healthz=$base read_only=$((base + 1)) api=$((base + 2))
+win() { printf 'Z:%s' "${1//\//\\}"; }
+
+mkdir -p "$run/manifests"
+cat >"$run/config.yaml" <<YAML
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: $(win "$run/manifests")
+podLogsDir: $(win "$run/logs")
+healthzBindAddress: 127.0.0.1
+healthzPort: $healthz
+address: 127.0.0.1
+readOnlyPort: $read_only
+port: $api
+containerRuntimeEndpoint: $pipe
+YAML
+cat >"$run/manifests/web.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: default
+spec:
+  containers:
+  - name: app
+    image: mcr.microsoft.com/windows/nanoserver:ltsc2022
+    resources:
+      limits:
+        cpu: 500m
+        memory: 128Mi
+YAML
+
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$run"
+}
+trap cleanup EXIT
+fail() {
+    echo "tests/windows/run.sh: FAILED: $*" >&2
+    echo "--- sergeant-fake-cri.exe" >&2; tail -n 40 "$run/fake-cri.log" >&2 || true
+    echo "--- sergeant.exe" >&2; tail -n 60 "$run/sergeant.log" >&2 || true
+    exit 1
+}
+# Waits until `$2...` succeeds, or fails naming `$1` after the deadline.
+wait_until() {
+    local what=$1 end=$((SECONDS + deadline_s))
+    shift
+    until "$@"; do
+        ((SECONDS < end)) || fail "$what within ${deadline_s} s"
+        sleep 0.5
+    done
+}
+
+"$WINE" "$bin/sergeant-fake-cri.exe" "$pipe" >"$run/fake-cri.log" 2>&1 &
+pids+=($!)
+wait_until "the fake runtime serving $pipe" grep -q "^serving $pipe" "$run/fake-cri.log"
+
+"$WINE" "$bin/sergeant.exe" --config "$(win "$run/config.yaml")" --root-dir "$(win "$run/root")" \
+    --hostname-override winnode >"$run/sergeant.log" 2>&1 &
+pids+=($!)
+
+healthy() { [ "$(curl -s -m 2 "http://127.0.0.1:$healthz/healthz")" = ok ]; }
+pod_running() {
+    curl -s -m 2 "http://127.0.0.1:$read_only/pods" | python3 -c '
+import json, sys
+pods = json.load(sys.stdin)["items"]
+pod = next(p for p in pods if p["metadata"]["name"] == "web-winnode")
+status = pod["status"]
+assert status["phase"] == "Running", status["phase"]
+assert [("running" in c["state"]) for c in status["containerStatuses"]] == [True]
+' 2>/dev/null
+}
+events_counted() {
+    curl -s -m 2 "http://127.0.0.1:$read_only/metrics" |
+        grep -q '^kubelet_evented_pleg_connection_success_count [1-9]'
+}
+wait_until "/healthz answering ok" healthy
+wait_until "the static pod Running on the pipe-served runtime" pod_running
+wait_until "/metrics counting the CRI event stream over the pipe" events_counted
+# Windows has no cgroups: the pod must have none. (Under Wine, drive Z: is the Linux root, so a
+# Windows build that made one would make it in this machine's cgroupfs.)
+uid=$(curl -s -m 2 "http://127.0.0.1:$read_only/pods" | python3 -c '
+import json, sys
+print(next(p["metadata"]["uid"] for p in json.load(sys.stdin)["items"] if p["metadata"]["name"] == "web-winnode"))')
+made=$(find /sys/fs/cgroup -maxdepth 5 -type d -name "pod$uid" 2>/dev/null || true)
+if [ -n "$made" ]; then
+    for dir in $made; do rmdir "$dir" 2>/dev/null || true; done
+    fail "sergeant.exe made pod cgroups: $made"
+fi
+echo "== windows: sergeant.exe ran a static pod over $pipe under Wine ($SECONDS s)"
