@@ -33,15 +33,26 @@ fn the_standalone_example_starts_serves_its_endpoints_and_stops_cleanly_on_sigte
         ["config-watcher", "runtime", "node", "pods", "server"]
     );
     assert_eq!(tree_node(&tree, "root/runtime")["strategy"], "rest_for_one");
-    for path in ["root/runtime/cni-adapter", "root/node/eviction-manager"] {
-        let node = tree_node(&tree, path);
-        assert_eq!(node["state"], "running", "{path}: {node}");
-        let status = node["status"].as_str().unwrap_or_default();
-        assert!(
-            status.starts_with("not built yet"),
-            "{path} says what is missing: {node}"
-        );
-    }
+    let cni = tree_node(&tree, "root/runtime/cni-adapter");
+    assert_eq!(cni["state"], "running", "{cni}");
+    let status = cni["status"].as_str().unwrap_or_default();
+    assert!(
+        status.starts_with("not built yet"),
+        "the CNI adapter says what is missing: {cni}"
+    );
+    let eviction = wait_for(
+        "the eviction manager's first decision",
+        Duration::from_secs(30),
+        || {
+            let tree = agent.get_json("/debug/supervision");
+            let node = tree_node(&tree, "root/node/eviction-manager").clone();
+            node["status"]
+                .as_str()
+                .is_some_and(|s| s.contains("thresholds; pressure:"))
+                .then_some(node)
+        },
+    );
+    assert_eq!(eviction["state"], "running", "{eviction}");
     for (path, says) in [
         ("root/runtime/runtime-adapter", "serving cri at "),
         ("root/runtime/pleg", "relisting every 1s"),

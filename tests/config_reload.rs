@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::time::Duration;
 
-use common::{wait_for, Agent, TestConfig};
+use common::{wait_for, Agent, TestConfig, TEST_EVICTION_HARD};
 use nix::sys::signal::Signal;
 
 const RELOAD_DEADLINE: Duration = Duration::from_secs(10);
@@ -81,12 +81,13 @@ fn a_restart_only_field_is_reported_and_not_applied() {
 
 #[test]
 fn an_invalid_edit_keeps_the_running_config_and_reports_the_error() {
-    let config = TestConfig::new().kubelet("maxPods: 110\n");
+    // The test machine's thresholds, written out so the edit can break one of them.
+    let config = TestConfig::new().kubelet(&format!("maxPods: 110\n{TEST_EVICTION_HARD}"));
     let agent = Agent::start(&config, &[]);
-    let text = config.render().replace(
-        "maxPods: 110\n",
-        "maxPods: 50\nevictionHard:\n  memory.available: lots\n",
-    );
+    let text = config
+        .render()
+        .replace("maxPods: 110\n", "maxPods: 50\n")
+        .replace("memory.available: 100Mi", "memory.available: lots");
     fs::write(&agent.config_path, text).expect("config edited");
 
     let state = wait_for("the reload error", RELOAD_DEADLINE, || {

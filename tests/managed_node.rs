@@ -254,11 +254,12 @@ fn the_node_registers_ready_with_the_machines_capacity_allocatable_and_info() {
     );
     let storage = filesystem_bytes(node.agent().dir.path());
     assert_eq!(milli(&capacity["ephemeral-storage"]), storage * 1000);
-    let nodefs_threshold = (storage as f64 * 10.0 / 100.0) as i128;
+    // The test agents' nodefs.available threshold (common::TEST_EVICTION_HARD): 512Mi.
+    assert!(common::TEST_EVICTION_HARD.contains("nodefs.available: 512Mi"));
     assert_eq!(
         milli(&allocatable["ephemeral-storage"]),
-        (storage - nodefs_threshold) * 1000,
-        "nodefs.available<10% held back: {allocatable}"
+        (storage - (512 << 20)) * 1000,
+        "nodefs.available<512Mi held back: {allocatable}"
     );
     assert_eq!(milli(&capacity["pods"]), 37_000);
     assert_eq!(milli(&allocatable["pods"]), 37_000);
