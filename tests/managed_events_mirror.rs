@@ -229,13 +229,7 @@ fn a_static_pod_is_mirrored_kept_and_removed() {
     let manifests = tempfile::tempdir().expect("a manifest dir");
     let node = "mirror-events";
     let config =
-        // syncFrequency 10s: the status of a mirror pod made again is written only at the
-        // static pod's next resync (a known defect: the status manager should write it as soon
-        // as it sees the new mirror), and upstream's default 1m is longer than the wait below.
-        TestConfig::new().kubelet(&format!(
-            "staticPodPath: {}\nsyncFrequency: 10s\n",
-            manifests.path().display()
-        ));
+        TestConfig::new().kubelet(&format!("staticPodPath: {}\n", manifests.path().display()));
     // In place before the agent starts, as on a fresh node: the Node is not registered yet.
     write_manifest(
         manifests.path(),
