@@ -177,7 +177,6 @@ const WARNED: &[&str] = &[
     "contentType",
     "featureGates.InPlacePodVerticalScalingExclusiveCPUs",
     "configMapAndSecretChangeDetectionStrategy",
-    "enforceNodeAllocatable",
     "logging.options",
     "tracing",
     "localStorageCapacityIsolation",

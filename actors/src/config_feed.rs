@@ -79,18 +79,20 @@ pub async fn node_context(config: &watch::Receiver<ConfigState>) -> Result<NodeC
     .unwrap_or_else(|e| Err(format!("reading did not finish: {e}")))
 }
 
-/// Calls `on_change` on the actor each time an accepted reload publishes a new configuration,
-/// until the feed closes (sergeant shutting down), when the actor keeps what it has. This is
-/// how actors that apply fields live follow the feed.
-pub fn follow<A>(
+/// Calls `on_change` on the actor each time `feed` publishes a new value — for the
+/// configuration, each accepted reload — until the feed closes (sergeant shutting down), when
+/// the actor keeps what it has. This is how actors that apply fields live follow the feed, and
+/// how any actor follows a watch feed it reacts to as a whole.
+pub fn follow<A, T>(
     ctx: &mut Context<A>,
-    config: watch::Receiver<ConfigState>,
+    feed: watch::Receiver<T>,
     on_change: fn(&mut A, &mut Context<A>),
 ) where
     A: Actor<Context = Context<A>>,
+    T: Send + Sync + 'static,
 {
-    let changes = futures::stream::unfold(config, |mut config| async move {
-        config.changed().await.ok().map(|()| ((), config))
+    let changes = futures::stream::unfold(feed, |mut feed| async move {
+        feed.changed().await.ok().map(|()| ((), feed))
     });
     actix::fut::wrap_stream::<_, A>(changes)
         .map(move |(), act, ctx| on_change(act, ctx))

@@ -13,6 +13,7 @@ pub mod gc;
 mod hangup;
 pub mod logs;
 pub mod mirror;
+pub mod node_cgroups;
 pub mod node_status;
 pub mod pending;
 pub mod pleg;

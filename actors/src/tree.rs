@@ -214,6 +214,8 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         assignments.subscribe(),
         manager_slot.reference(policy.delivery_timeout),
     ));
+    let node_cgroups =
+        crate::node_cgroups::child_spec(deps.config.subscribe(), assignments.subscribe());
     let manager_deps = PodManagerDeps {
         port,
         config: deps.config.subscribe(),
@@ -233,13 +235,18 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     let pod_manager = ChildSpec::worker("pod-manager", &manager_slot, move |env| {
         PodManager::new(env, manager_deps.clone())
     });
-    let managed = deps
-        .api
-        .clone()
-        .map(|c| (c, api_source.subscribe(), mirrors.subscribe()));
+    let managed = deps.api.clone().map(|c| {
+        let views = status_manager::ApiViews {
+            api_pods: api_source.subscribe(),
+            mirrors: mirrors.subscribe(),
+            statics: file_source.subscribe(),
+        };
+        (c, views)
+    });
     pods_children.extend([
         pod_manager,
         status_manager::child_spec(&status_slot, managed),
+        node_cgroups,
     ]);
     let pods = ChildSpec::supervisor(
         "pods",

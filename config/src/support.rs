@@ -574,25 +574,19 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Result<Vec<Notice>, Viol
         ));
     }
     let mut notices = feature_gates::check(&config.feature_gates)?;
-    if config
+    let pods_enforced = config
         .enforce_node_allocatable
-        .contains(&AllocatableEnforcement::Pods)
-    {
-        notices.push(Notice::new(
-            "enforceNodeAllocatable",
-            "\"pods\" is enforced by admission only: the pods' parent cgroup gets no \
-             allocatable limits yet"
-                .to_owned(),
-        ));
-    }
+        .contains(&AllocatableEnforcement::Pods);
     for (reservations, path) in [
         (&config.kube_reserved, "kubeReserved.pid"),
         (&config.system_reserved, "systemReserved.pid"),
     ] {
-        if reservations.contains_key(&ReservedResource::Pid) {
+        if reservations.contains_key(&ReservedResource::Pid) && !pods_enforced {
             notices.push(Notice::new(
                 path,
-                "is not enforced: no pid limit is put on the pods' cgroup for it".to_owned(),
+                "is not enforced: enforceNodeAllocatable does not hold \"pods\", so the pods' \
+                 cgroup gets no pid limit for it"
+                    .to_owned(),
             ));
         }
     }

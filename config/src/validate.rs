@@ -244,6 +244,14 @@ fn node_allocatable(config: &KubeletConfiguration) -> Check {
         !(keys.contains(&AllocatableEnforcement::None) && keys.len() > 1),
         "enforceNodeAllocatable",
         || "\"none\" cannot be combined with other values".to_string(),
+    )?;
+    let enforces = keys.iter().any(|k| *k != AllocatableEnforcement::None);
+    require(
+        config.cgroups_per_qos || !enforces,
+        "enforceNodeAllocatable",
+        || {
+            "is only supported with cgroupsPerQOS: true (there is no kubepods cgroup to enforce it on); use [none]".to_string()
+        },
     )
 }
 

@@ -138,7 +138,7 @@ fn other_fields_require_a_restart() {
             "authentication: {anonymous: {enabled: true}}\n",
             "authentication",
         ),
-        ("cgroupsPerQOS: false\n", "cgroupsPerQOS"),
+        ("cgroupRoot: /other\n", "cgroupRoot"),
         ("kubeReserved: {memory: 1Gi}\n", "kubeReserved"),
         ("featureGates: {PodLevelResources: false}\n", "featureGates"),
         ("logging: {format: json}\n", "logging.format"),

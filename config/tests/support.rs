@@ -40,13 +40,7 @@ fn an_upstream_field_asking_for_what_sergeant_does_is_accepted_quietly() {
         config.kubelet.port, 10250,
         "keys after a screened block still parse"
     );
-    let fields: Vec<&str> = config.warnings.iter().map(|w| w.field.as_str()).collect();
-    assert_eq!(
-        fields,
-        vec!["enforceNodeAllocatable"],
-        "{:?}",
-        config.warnings
-    );
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
 }
 
 #[test]

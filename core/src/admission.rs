@@ -1,15 +1,22 @@
 //! Admission: whether a pod fits on the node next to the pods already admitted — pod count
-//! (`maxPods`), host ports, and CPU and memory requests against what the node has. Entry point:
-//! [`admit`], which the pod manager asks before it starts a pod.
+//! (`maxPods`), host ports (per protocol and host IP), and its requests of every resource
+//! (cpu, memory, ephemeral storage, and extended resources, of which this node has none)
+//! against what the node has, counted as upstream counts them (sidecars add to the app
+//! containers, init containers take their peak, pod overhead on top). Entry point: [`admit`],
+//! which the pod manager asks before it starts a pod; the pods it passes as admitted are the
+//! ones not finished (a Succeeded or Failed pod holds nothing, as upstream).
 
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::Pod;
 
+use crate::spec::{milli, pod_requests, units};
+
 /// Why a pod was not admitted; it becomes the pod's Failed status, as upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
-    /// The upstream reason (`OutOfpods`, `OutOfcpu`, `OutOfmemory`, `HostPortConflict`).
+    /// The upstream reason (`OutOfpods`, `OutOfcpu`, `OutOfmemory`,
+    /// `OutOfephemeral-storage`, `OutOf<extended resource>`, `HostPortConflict`).
     pub reason: String,
     /// The message.
     pub message: String,
@@ -24,7 +31,16 @@ pub struct Capacity {
     pub cpu_millis: i64,
     /// Allocatable memory in bytes.
     pub memory_bytes: i64,
+    /// Allocatable ephemeral storage in bytes; `None` when the node could not measure its
+    /// filesystem, and then requests of it are not checked.
+    pub ephemeral_storage_bytes: Option<i64>,
 }
+
+/// The resources a pod's requests are checked for by name; any other requested resource is an
+/// extended one (or huge pages), of which the node advertises none.
+const CPU: &str = "cpu";
+const MEMORY: &str = "memory";
+const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
 
 /// Decides whether `pod` may join `admitted`.
 ///
@@ -41,25 +57,53 @@ pub fn admit(pod: &Pod, admitted: &[&Pod], capacity: Capacity) -> Result<(), Rej
             ),
         ));
     }
-    let used: BTreeSet<(String, i32)> = admitted.iter().flat_map(|p| host_ports(p)).collect();
-    if let Some((protocol, port)) = host_ports(pod).into_iter().find(|p| used.contains(p)) {
+    let used: Vec<HostPort> = admitted.iter().flat_map(|p| host_ports(p)).collect();
+    if let Some(port) = host_ports(pod)
+        .into_iter()
+        .find(|wanted| used.iter().any(|u| u.conflicts(wanted)))
+    {
         return Err(reject(
             "HostPortConflict",
-            format!("host port {port}/{protocol} is already used by another pod"),
+            format!(
+                "host port {}/{} on {} is already used by another pod",
+                port.port,
+                port.protocol,
+                port.ip.as_deref().unwrap_or("0.0.0.0")
+            ),
         ));
     }
-    let (cpu, memory) = requests(pod);
-    let (used_cpu, used_memory) = admitted
+    let wanted = requests(pod);
+    let used = admitted
         .iter()
         .map(|p| requests(p))
-        .fold((0i64, 0i64), |(c, m), (pc, pm)| {
-            (c.saturating_add(pc), m.saturating_add(pm))
+        .fold(Requests::default(), |mut sum, r| {
+            for (name, amount) in r.0 {
+                let total = sum.0.entry(name).or_default();
+                *total = total.saturating_add(amount);
+            }
+            sum
         });
-    if cpu > 0 && used_cpu.saturating_add(cpu) > capacity.cpu_millis {
-        return Err(reject("OutOfcpu", format!("Node didn't have enough resource: cpu, requested: {cpu}m, used: {used_cpu}m, capacity: {}m", capacity.cpu_millis)));
-    }
-    if memory > 0 && used_memory.saturating_add(memory) > capacity.memory_bytes {
-        return Err(reject("OutOfmemory", format!("Node didn't have enough resource: memory, requested: {memory}, used: {used_memory}, capacity: {}", capacity.memory_bytes)));
+    for (name, amount) in wanted.0.iter().filter(|(_, a)| **a > 0) {
+        let capacity = match name.as_str() {
+            CPU => Some(capacity.cpu_millis),
+            MEMORY => Some(capacity.memory_bytes),
+            EPHEMERAL_STORAGE => match capacity.ephemeral_storage_bytes {
+                Some(bytes) => Some(bytes),
+                None => continue,
+            },
+            _ => None,
+        }
+        .unwrap_or(0);
+        let in_use = used.0.get(name).copied().unwrap_or(0);
+        if in_use.saturating_add(*amount) > capacity {
+            let unit = if name == CPU { "m" } else { "" };
+            return Err(reject(
+                &format!("OutOf{name}"),
+                format!(
+                    "Node didn't have enough resource: {name}, requested: {amount}{unit}, used: {in_use}{unit}, capacity: {capacity}{unit}"
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -71,7 +115,26 @@ fn reject(reason: &str, message: String) -> Rejection {
     }
 }
 
-fn host_ports(pod: &Pod) -> Vec<(String, i32)> {
+/// A host port a container asks for.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct HostPort {
+    protocol: String,
+    port: i32,
+    /// The host IP it binds; `None` for every address.
+    ip: Option<String>,
+}
+
+impl HostPort {
+    /// Two host ports clash on the same protocol and port when either binds every address
+    /// or both bind the same one, as upstream's scheduler and kubelet decide.
+    fn conflicts(&self, other: &Self) -> bool {
+        self.protocol == other.protocol
+            && self.port == other.port
+            && (self.ip.is_none() || other.ip.is_none() || self.ip == other.ip)
+    }
+}
+
+fn host_ports(pod: &Pod) -> BTreeSet<HostPort> {
     pod.spec
         .iter()
         .flat_map(|s| {
@@ -81,42 +144,39 @@ fn host_ports(pod: &Pod) -> Vec<(String, i32)> {
         })
         .flat_map(|c| c.ports.iter().flatten())
         .filter_map(|p| {
-            p.host_port
-                .filter(|hp| *hp > 0)
-                .map(|hp| (p.protocol.clone().unwrap_or_else(|| "TCP".into()), hp))
+            let ip = p
+                .host_ip
+                .as_deref()
+                .filter(|ip| !ip.is_empty() && *ip != "0.0.0.0" && *ip != "::");
+            p.host_port.filter(|hp| *hp > 0).map(|port| HostPort {
+                protocol: p.protocol.clone().unwrap_or_else(|| "TCP".into()),
+                port,
+                ip: ip.map(str::to_owned),
+            })
         })
         .collect()
 }
 
-/// The pod's CPU (millicores) and memory (bytes) requests: the larger of the sum over app
-/// containers and the largest init container, as the scheduler counts them. Sums saturate:
-/// each request is within a quantity's range, but a pod's total need not be.
-fn requests(pod: &Pod) -> (i64, i64) {
-    let Some(spec) = &pod.spec else { return (0, 0) };
-    let of = |c: &k8s_openapi::api::core::v1::Container| {
-        let requests = c.resources.as_ref().and_then(|r| r.requests.as_ref());
-        let get = |name: &str, milli: bool| {
-            requests
-                .and_then(|r| r.get(name))
-                .and_then(|q| q.0.parse::<sergeant_config::Quantity>().ok())
-                .map_or(0, |q| if milli { q.milli_value() } else { q.value() })
-        };
-        (get("cpu", true), get("memory", false))
-    };
-    let apps = spec
-        .containers
-        .iter()
-        .map(of)
-        .fold((0i64, 0i64), |(c, m), (pc, pm)| {
-            (c.saturating_add(pc), m.saturating_add(pm))
-        });
-    let init = spec
-        .init_containers
-        .iter()
-        .flatten()
-        .map(of)
-        .fold((0, 0), |(c, m), (pc, pm)| (c.max(pc), m.max(pm)));
-    (apps.0.max(init.0), apps.1.max(init.1))
+/// A pod's requests by resource name: cpu in millicores, everything else in whole units.
+#[derive(Debug, Default)]
+struct Requests(std::collections::BTreeMap<String, i64>);
+
+/// What `pod` requests, as the scheduler counts it ([`pod_requests`]). Sums saturate: each
+/// request is within a quantity's range, but a pod's total need not be.
+fn requests(pod: &Pod) -> Requests {
+    Requests(
+        pod_requests(pod)
+            .into_iter()
+            .map(|(name, nanos)| {
+                let amount = if name == CPU {
+                    milli(nanos)
+                } else {
+                    units(nanos)
+                };
+                (name, amount)
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -139,6 +199,7 @@ mod tests {
         pods: 2,
         cpu_millis: 1000,
         memory_bytes: 1 << 30,
+        ephemeral_storage_bytes: Some(10 << 30),
     };
 
     #[test]
@@ -184,6 +245,92 @@ mod tests {
         assert_eq!(
             admit(&small, &[&huge], NODE).unwrap_err().reason,
             "OutOfcpu"
+        );
+    }
+
+    fn with_port(host_ip: Option<&str>, protocol: &str) -> Pod {
+        let mut port =
+            serde_json::json!({"containerPort": 80, "hostPort": 8080, "protocol": protocol});
+        if let Some(ip) = host_ip {
+            port["hostIP"] = ip.into();
+        }
+        pod(
+            serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [
+                {"name": "c", "image": "i", "ports": [port]}
+            ]}}),
+        )
+    }
+
+    #[test]
+    fn host_ports_clash_only_on_the_same_protocol_and_address() {
+        let any = with_port(None, "TCP");
+        let one = with_port(Some("127.0.0.1"), "TCP");
+        let other = with_port(Some("127.0.0.2"), "TCP");
+        let udp = with_port(None, "UDP");
+        let clash = |pod: &Pod, admitted: &Pod| admit(pod, &[admitted], NODE).is_err();
+        assert!(clash(&one, &any), "every address includes this one");
+        assert!(clash(&any, &one));
+        assert!(clash(&one, &one));
+        assert!(!clash(&one, &other), "two addresses, one port each");
+        assert!(!clash(&udp, &any), "another protocol");
+        assert!(
+            clash(&with_port(Some("0.0.0.0"), "TCP"), &one),
+            "0.0.0.0 is every address"
+        );
+    }
+
+    #[test]
+    fn sidecars_add_to_the_apps_and_init_containers_take_their_peak() {
+        let sidecar = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
+            "initContainers": [
+                {"name": "side", "image": "i", "restartPolicy": "Always",
+                 "resources": {"requests": {"cpu": "300m"}}},
+                {"name": "once", "image": "i", "resources": {"requests": {"cpu": "200m"}}}
+            ],
+            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "400m"}}}]
+        }}));
+        let r = requests(&sidecar);
+        assert_eq!(r.0.get("cpu"), Some(&700), "sidecar 300m + app 400m");
+        let used = with("350m", "1", None);
+        assert_eq!(
+            admit(&sidecar, &[&used], NODE).unwrap_err().reason,
+            "OutOfcpu",
+            "700m + 350m is past 1000m"
+        );
+    }
+
+    #[test]
+    fn storage_and_extended_resources_are_checked() {
+        let storage = pod(
+            serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [
+                {"name": "c", "image": "i", "resources": {"requests": {"ephemeral-storage": "11Gi"}}}
+            ]}}),
+        );
+        let err = admit(&storage, &[], NODE).unwrap_err();
+        assert_eq!(err.reason, "OutOfephemeral-storage");
+        assert!(
+            err.message.contains("capacity: 10737418240"),
+            "{}",
+            err.message
+        );
+        let unmeasured = Capacity {
+            ephemeral_storage_bytes: None,
+            ..NODE
+        };
+        assert!(
+            admit(&storage, &[], unmeasured).is_ok(),
+            "not measured, not checked"
+        );
+        let gpu = pod(
+            serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [
+                {"name": "c", "image": "i", "resources": {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}
+            ]}}),
+        );
+        let err = admit(&gpu, &[], NODE).unwrap_err();
+        assert_eq!(err.reason, "OutOfexample.com/gpu");
+        assert_eq!(
+            err.message,
+            "Node didn't have enough resource: example.com/gpu, requested: 1, used: 0, capacity: 0"
         );
     }
 }

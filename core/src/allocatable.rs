@@ -2,7 +2,8 @@
 //! hard eviction thresholds, as upstream computes `status.allocatable`. Admission checks pod
 //! requests against it; node status (managed mode) reports it.
 
-use sergeant_config::kubelet::ReservedResource;
+use sergeant_config::kubelet::{AllocatableEnforcement, ReservedResource};
+
 use sergeant_config::{KubeletConfiguration, Signal, Threshold};
 
 /// The node's resources, measured (capacity) or left for pods (allocatable).
@@ -55,13 +56,7 @@ impl NodeResources {
     /// not reserved.
     #[must_use]
     pub fn allocatable(self, config: &KubeletConfiguration) -> Self {
-        let reserved = |resource: ReservedResource, milli: bool| -> i64 {
-            [&config.kube_reserved, &config.system_reserved]
-                .into_iter()
-                .filter_map(|r| r.get(&resource))
-                .map(|q| if milli { q.milli_value() } else { q.value() })
-                .sum()
-        };
+        let reserved = |resource, milli| reserved(config, resource, milli);
         let eviction = |signal: Signal, capacity: i64| -> i64 {
             match config.eviction_hard.get(&signal) {
                 Some(Threshold::Quantity(q)) => q.value(),
@@ -92,6 +87,55 @@ impl NodeResources {
             pods: self.pods,
         }
     }
+
+    /// The limits of the cgroup of all pods (`kubepods`) on a node with this capacity and
+    /// `pid_max` processes: with `enforceNodeAllocatable: [pods]`, the capacity less
+    /// `kubeReserved` and `systemReserved` (not the eviction thresholds, which are the eviction
+    /// manager's to keep, as upstream), and a process limit only where pids are reserved;
+    /// without it, the capacity and no process limit.
+    #[must_use]
+    pub fn pods_cgroup_limits(
+        self,
+        config: &KubeletConfiguration,
+        pid_max: i64,
+    ) -> PodsCgroupLimits {
+        let enforced = config
+            .enforce_node_allocatable
+            .contains(&AllocatableEnforcement::Pods);
+        let held = |resource, milli| {
+            if enforced {
+                reserved(config, resource, milli)
+            } else {
+                0
+            }
+        };
+        let pids_held = held(ReservedResource::Pid, false);
+        PodsCgroupLimits {
+            cpu_millis: (self.cpu_millis - held(ReservedResource::Cpu, true)).max(0),
+            memory_bytes: Some((self.memory_bytes - held(ReservedResource::Memory, false)).max(0)),
+            pids: (pids_held > 0).then(|| (pid_max - pids_held).max(0)),
+        }
+    }
+}
+
+/// The sum of `kubeReserved` and `systemReserved` for `resource`, in millis or whole units.
+fn reserved(config: &KubeletConfiguration, resource: ReservedResource, milli: bool) -> i64 {
+    [&config.kube_reserved, &config.system_reserved]
+        .into_iter()
+        .filter_map(|r| r.get(&resource))
+        .map(|q| if milli { q.milli_value() } else { q.value() })
+        .fold(0, i64::saturating_add)
+}
+
+/// What all pods together may use: the limits of the `kubepods` cgroup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PodsCgroupLimits {
+    /// CPU in millicores, turned into `cpu.shares`.
+    pub cpu_millis: i64,
+    /// Memory in bytes; `None`: unlimited.
+    pub memory_bytes: Option<i64>,
+    /// Processes; `None`: unlimited.
+    pub pids: Option<i64>,
 }
 
 fn saturating_i64(value: u64) -> i64 {
@@ -182,5 +226,33 @@ mod tests {
         assert_eq!(machine.ephemeral_storage_bytes, 5 * GIB);
         assert_eq!(machine.pods, 20);
         assert!(machine.cpu_millis >= 1000);
+    }
+
+    #[test]
+    fn the_pods_cgroup_holds_back_reservations_only_when_pods_are_enforced() {
+        let mut config = KubeletConfiguration::default();
+        for (resource, amount) in [
+            (ReservedResource::Cpu, "500m"),
+            (ReservedResource::Memory, "1Gi"),
+            (ReservedResource::Pid, "1000"),
+        ] {
+            config
+                .kube_reserved
+                .insert(resource, amount.parse::<Quantity>().unwrap());
+        }
+        let limits = capacity().pods_cgroup_limits(&config, 32_768);
+        assert_eq!(limits.cpu_millis, 3500);
+        assert_eq!(
+            limits.memory_bytes,
+            Some(7 * GIB),
+            "eviction thresholds stay out"
+        );
+        assert_eq!(limits.pids, Some(31_768));
+        config.enforce_node_allocatable.clear();
+        let limits = capacity().pods_cgroup_limits(&config, 32_768);
+        assert_eq!(
+            (limits.cpu_millis, limits.memory_bytes, limits.pids),
+            (4000, Some(8 * GIB), None)
+        );
     }
 }

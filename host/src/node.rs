@@ -33,6 +33,22 @@ pub fn memory_capacity() -> Result<u64, SpecError> {
     memory_capacity_in(Path::new(MEMINFO))
 }
 
+/// The node's process capacity: `/proc/sys/kernel/pid_max`, what upstream counts as the
+/// `pid` capacity that `kubeReserved.pid` and `systemReserved.pid` are taken from.
+///
+/// # Errors
+///
+/// [`SpecError::Node`] when the file cannot be read or holds no number.
+pub fn pid_max() -> Result<i64, SpecError> {
+    const PID_MAX: &str = "/proc/sys/kernel/pid_max";
+    let text = std::fs::read_to_string(PID_MAX).map_err(|e| SpecError::Node {
+        reason: format!("{PID_MAX}: {}", io_reason(&e)),
+    })?;
+    text.trim().parse().map_err(|_| SpecError::Node {
+        reason: format!("{PID_MAX}: {:?} is not a number", text.trim()),
+    })
+}
+
 /// `MemTotal` of a meminfo file, in bytes.
 fn memory_capacity_in(meminfo: &Path) -> Result<u64, SpecError> {
     let text = std::fs::read_to_string(meminfo).map_err(|e| SpecError::Node {

@@ -66,6 +66,9 @@ pub struct PodManager {
     deps: PodManagerDeps,
     pod_supervisor: ChildRef<DynamicSupervisor<PodWorker>>,
     node: Option<Arc<NodeContext>>,
+    /// The size of the filesystem of the node's root directory, measured at start; `None`
+    /// when it could not be, and then admission does not check ephemeral storage.
+    storage_bytes: Option<u64>,
     /// How each pod actor is reached, by pod UID; what each is to do is in the assignments.
     workers: BTreeMap<String, ChildRef<PodWorker>>,
     reports: BTreeMap<String, Arc<Pod>>,
@@ -89,6 +92,7 @@ impl PodManager {
                 .reference(deps.supervision.delivery_timeout),
             deps,
             node: None,
+            storage_bytes: None,
             workers: BTreeMap::new(),
             reports: BTreeMap::new(),
             given_up: BTreeSet::new(),
@@ -113,18 +117,31 @@ impl PodManager {
         (desired, synced)
     }
 
-    /// What admission may hand out: `maxPods`, and allocatable CPU and memory (capacity minus
-    /// reservations and the hard eviction threshold).
+    /// What admission may hand out: `maxPods`, and allocatable CPU, memory and ephemeral
+    /// storage (capacity minus reservations and the hard eviction thresholds).
     fn capacity(&self, node: &NodeContext) -> Capacity {
         let config = self.deps.config.borrow();
         let kubelet = &config.active.kubelet;
-        let allocatable =
-            NodeResources::of_machine(node.memory_capacity_bytes).allocatable(kubelet);
+        let machine = NodeResources::of_machine(node.memory_capacity_bytes)
+            .with_ephemeral_storage(self.storage_bytes.unwrap_or(0));
+        let allocatable = machine.allocatable(kubelet);
         Capacity {
             pods: usize::try_from(kubelet.max_pods).unwrap_or(0),
             cpu_millis: allocatable.cpu_millis,
             memory_bytes: allocatable.memory_bytes,
+            ephemeral_storage_bytes: self
+                .storage_bytes
+                .map(|_| allocatable.ephemeral_storage_bytes),
         }
+    }
+
+    /// Whether the pod actor of `uid` last reported its pod Succeeded or Failed: such a pod
+    /// holds no share of the node any more.
+    fn has_finished(&self, uid: &str) -> bool {
+        self.reports
+            .get(uid)
+            .and_then(|pod| pod.status.as_ref()?.phase.as_deref())
+            .is_some_and(|phase| phase == "Succeeded" || phase == "Failed")
     }
 
     fn reconcile(&mut self, ctx: &mut Context<Self>) {
@@ -208,7 +225,7 @@ impl PodManager {
                 let assigned = self.deps.assignments.borrow();
                 let admitted: Vec<&Pod> = assigned
                     .values()
-                    .filter(|a| a.terminating.is_none())
+                    .filter(|a| a.terminating.is_none() && !self.has_finished(&a.key.uid))
                     .filter_map(|a| a.pod.as_deref())
                     .collect();
                 let pressure = self.deps.pressure.borrow().clone();
@@ -467,7 +484,18 @@ impl Actor for PodManager {
             "sergeant's own part of kubelet_pod_start_duration_seconds: that time less the runtime calls the pod's syncs waited on."
         );
         match sergeant_host::node::node_context(&self.deps.config.borrow().active) {
-            Ok(node) => self.node = Some(Arc::new(node)),
+            Ok(node) => {
+                self.storage_bytes = sergeant_host::filesystem::space(&node.root_dir)
+                    .inspect_err(|err| {
+                        tracing::warn!(
+                            "{}: size not measured, ephemeral-storage requests not checked at admission: {err}",
+                            node.root_dir.display()
+                        );
+                    })
+                    .ok()
+                    .map(|space| space.total_bytes);
+                self.node = Some(Arc::new(node));
+            }
             Err(err) => {
                 return self
                     .env

@@ -2,7 +2,7 @@
 //! fed by the pod manager, drained against the API server; the API source's snapshot and the
 //! mirror pods tell it what the API server holds.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,29 +31,30 @@ pub struct StatusManager {
     client: Client,
     api_pods: watch::Receiver<SourceSnapshot>,
     mirrors: watch::Receiver<MirrorView>,
+    statics: watch::Receiver<SourceSnapshot>,
     /// By the UID of the pod on the node; the key is the API pod's (a mirror pod has a UID of
     /// its own).
     pods: BTreeMap<String, (PodKey, PodEntry)>,
+    /// The newest status of each static pod on the node, kept while its manifest is there: a
+    /// mirror pod made (again) later — after the Node registered, or after someone deleted it —
+    /// gets it at once instead of at the pod's next resync.
+    static_reports: BTreeMap<String, ReportStatus>,
     /// The writes under way, and the pods waiting for one to finish.
     slots: WriteSlots,
 }
 
 impl StatusManager {
-    /// A status manager writing through `client`; `api_pods` is the API source's view and
-    /// `mirrors` the mirror pods of the static pods.
+    /// A status manager writing through `client` what `views` show is in the API server.
     #[must_use]
-    pub fn new(
-        env: &ChildEnv,
-        client: Client,
-        api_pods: watch::Receiver<SourceSnapshot>,
-        mirrors: watch::Receiver<MirrorView>,
-    ) -> Self {
+    pub fn new(env: &ChildEnv, client: Client, views: ApiViews) -> Self {
         Self {
             env: env.clone(),
             client,
-            api_pods,
-            mirrors,
+            api_pods: views.api_pods,
+            mirrors: views.mirrors,
+            statics: views.statics,
             pods: BTreeMap::new(),
+            static_reports: BTreeMap::new(),
             slots: WriteSlots::default(),
         }
     }
@@ -208,6 +209,59 @@ impl StatusManager {
             .retain(|uid, (_, entry)| entry.busy() || known.contains(&uid.as_str()));
     }
 
+    /// Forgets the statuses of static pods whose manifests went, and hands the others to their
+    /// mirror pods (a no-op for a status already written there).
+    fn place_static_reports(&mut self, ctx: &mut Context<Self>) {
+        let on_node: BTreeSet<String> = self
+            .statics
+            .borrow()
+            .pods
+            .iter()
+            .filter_map(|p| p.metadata.uid.clone())
+            .collect();
+        self.static_reports.retain(|uid, _| on_node.contains(uid));
+        let reports: Vec<ReportStatus> = self.static_reports.values().cloned().collect();
+        for report in reports {
+            self.place(report, ctx);
+        }
+    }
+
+    fn is_static(&self, uid: &str) -> bool {
+        self.statics
+            .borrow()
+            .pods
+            .iter()
+            .any(|p| p.metadata.uid.as_deref() == Some(uid))
+    }
+
+    /// Queues `report` for the API server's copy of its pod, if there is one.
+    fn place(&mut self, report: ReportStatus, ctx: &mut Context<Self>) {
+        let api = self.api_pod(&report.key.uid);
+        let Some(api) = api else {
+            return; // not (or not yet, or no longer) in the API server
+        };
+        let Some(status) = merged(api.status.as_ref(), &report.status) else {
+            tracing::warn!(pod = %report.key, "not moving a terminated pod back to a live phase");
+            return;
+        };
+        let uid = report.key.uid.clone();
+        // Written to the API's pod: for a static pod, its mirror pod, by the mirror's UID.
+        let key = PodKey {
+            uid: api.metadata.uid.clone().unwrap_or_default(),
+            ..report.key
+        };
+        let slot = self
+            .pods
+            .entry(uid.clone())
+            .or_insert_with(|| (key.clone(), PodEntry::default()));
+        if slot.0 != key {
+            // A mirror pod made again: nothing is written to the new one yet.
+            *slot = (key, PodEntry::default());
+        }
+        slot.1.report(status, api.status.as_ref(), Instant::now());
+        self.kick(&uid, ctx);
+    }
+
     fn show_status(&self) {
         self.env.set_status(format!(
             "tracking the status of {} API pods, {} writes under way",
@@ -230,6 +284,7 @@ impl Actor for StatusManager {
             "Pod status patches sent to the API server, by result (success, error, gone)."
         );
         let (mut api_pods, mut mirrors) = (self.api_pods.clone(), self.mirrors.clone());
+        let mut statics = self.statics.clone();
         let addr = ctx.address();
         ctx.spawn(
             async move {
@@ -237,6 +292,7 @@ impl Actor for StatusManager {
                     let changed = tokio::select! {
                         changed = api_pods.changed() => changed,
                         changed = mirrors.changed() => changed,
+                        changed = statics.changed() => changed,
                     };
                     if changed.is_err() {
                         break;
@@ -250,7 +306,7 @@ impl Actor for StatusManager {
     }
 }
 
-/// The API source's view changed.
+/// The API source's view, the mirror pods or the static pods changed.
 #[derive(Debug, Clone, Copy)]
 struct ApiPodsChanged;
 
@@ -263,6 +319,7 @@ impl Handler<ApiPodsChanged> for StatusManager {
 
     fn handle(&mut self, _: ApiPodsChanged, ctx: &mut Context<Self>) {
         self.forget_gone();
+        self.place_static_reports(ctx);
         // A deletion timestamp may have come for a pod already terminated.
         let uids: Vec<String> = self.pods.keys().cloned().collect();
         for uid in uids {
@@ -270,6 +327,17 @@ impl Handler<ApiPodsChanged> for StatusManager {
         }
         self.show_status();
     }
+}
+
+/// What the status manager reads of the API server's state.
+#[derive(Debug, Clone)]
+pub struct ApiViews {
+    /// The API source's view of the node's pods.
+    pub api_pods: watch::Receiver<SourceSnapshot>,
+    /// The mirror pods, by static pod UID.
+    pub mirrors: watch::Receiver<MirrorView>,
+    /// The static pods (from their manifests), whose statuses go to their mirror pods.
+    pub statics: watch::Receiver<SourceSnapshot>,
 }
 
 /// The newest status a pod actor computed for an API pod.
@@ -289,30 +357,11 @@ impl Handler<ReportStatus> for StatusManager {
     type Result = ();
 
     fn handle(&mut self, report: ReportStatus, ctx: &mut Context<Self>) {
-        let api = self.api_pod(&report.key.uid);
-        let Some(api) = api else {
-            return; // not (or no longer) in the API server
-        };
-        let Some(status) = merged(api.status.as_ref(), &report.status) else {
-            tracing::warn!(pod = %report.key, "not moving a terminated pod back to a live phase");
-            return;
-        };
-        let uid = report.key.uid.clone();
-        // Written to the API's pod: for a static pod, its mirror pod, by the mirror's UID.
-        let key = PodKey {
-            uid: api.metadata.uid.clone().unwrap_or_default(),
-            ..report.key
-        };
-        let slot = self
-            .pods
-            .entry(uid.clone())
-            .or_insert_with(|| (key.clone(), PodEntry::default()));
-        if slot.0 != key {
-            // A mirror pod made again: nothing is written to the new one yet.
-            *slot = (key, PodEntry::default());
+        if self.is_static(&report.key.uid) {
+            self.static_reports
+                .insert(report.key.uid.clone(), report.clone());
         }
-        slot.1.report(status, api.status.as_ref(), Instant::now());
-        self.kick(&uid, ctx);
+        self.place(report, ctx);
         self.show_status();
     }
 }

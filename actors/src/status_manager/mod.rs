@@ -15,33 +15,23 @@ mod merge;
 mod slots;
 mod write;
 
-pub use actor::{PodFinished, ReportStatus, StatusManager};
+pub use actor::{ApiViews, PodFinished, ReportStatus, StatusManager};
 pub use write::WriteError;
 
 use kube::Client;
-use sergeant_messages::pods::SourceSnapshot;
-use tokio::sync::watch;
 
-use crate::mirror::MirrorView;
 use crate::pending::Pending;
 use sergeant_supervisor::{ChildSpec, Slot};
 
 /// The `status-manager` child of the `pods` supervisor: in managed mode (`managed` holds the
-/// client, the API source's view and the mirror pods) the status manager published to
-/// `slot`; standalone, a stand-in that says there is no API server.
+/// client and what it shows of the API server) the status manager published to `slot`;
+/// standalone, a stand-in that says there is no API server.
 #[must_use]
-pub fn child_spec(
-    slot: &Slot<StatusManager>,
-    managed: Option<(
-        Client,
-        watch::Receiver<SourceSnapshot>,
-        watch::Receiver<MirrorView>,
-    )>,
-) -> ChildSpec {
+pub fn child_spec(slot: &Slot<StatusManager>, managed: Option<(Client, ApiViews)>) -> ChildSpec {
     const NAME: &str = "status-manager";
     match managed {
-        Some((client, api_pods, mirrors)) => ChildSpec::worker(NAME, slot, move |env| {
-            StatusManager::new(env, client.clone(), api_pods.clone(), mirrors.clone())
+        Some((client, views)) => ChildSpec::worker(NAME, slot, move |env| {
+            StatusManager::new(env, client.clone(), views.clone())
         }),
         None => ChildSpec::worker(NAME, &Slot::new(NAME), |env| Pending::standalone(env, NAME)),
     }

@@ -9,7 +9,7 @@ use super::qos::{qos_class, QosClass};
 use super::resources::{cpu_quota, cpu_shares, CPU_PERIOD_US, MIN_CPU_SHARES};
 
 /// The cgroup of all pods below the cgroup root.
-const PODS_CGROUP: &str = "kubepods";
+pub(super) const PODS_CGROUP: &str = "kubepods";
 
 /// The cgroup `pod`'s sandbox is created under (its CRI `cgroup_parent`). With
 /// `cgroupsPerQOS` it is `<root>/kubepods/pod<uid>` for Guaranteed pods and

@@ -26,6 +26,7 @@ mod node_os;
 mod objects;
 mod pod_resources;
 mod qos;
+mod qos_cgroups;
 mod quantity;
 mod resource_ref;
 mod resources;
@@ -48,6 +49,7 @@ pub use pod_resources::{
     amount, binary, milli, pod_level, pod_limits, pod_requests, to_list, units, Totals,
 };
 pub use qos::{qos_class, QosClass};
+pub use qos_cgroups::{qos_cgroups, NodeCgroup};
 pub use resources::container_resources;
 pub use sandbox::sandbox_config;
 pub use security::ImageUser;

@@ -19,6 +19,9 @@ pub(super) const MIN_CPU_SHARES: i64 = 2;
 const MAX_CPU_SHARES: i64 = 262_144;
 /// OOM score of Guaranteed pods and node-critical pods: killed last.
 const GUARANTEED_OOM_SCORE_ADJ: i64 = -997;
+/// The lowest score of a Burstable container: a Guaranteed container using all of the node's
+/// memory scores 1000 - 997 = 3 in the kernel, and a Burstable one must not score below it.
+const BURSTABLE_MIN_OOM_SCORE_ADJ: i128 = 1000 + GUARANTEED_OOM_SCORE_ADJ as i128;
 /// OOM score of BestEffort pods: killed first.
 const BEST_EFFORT_OOM_SCORE_ADJ: i64 = 1000;
 /// The priority class that makes a pod node-critical.
@@ -101,7 +104,9 @@ pub(super) fn cpu_quota(milli: i64) -> i64 {
 }
 
 /// Guaranteed (and node-critical) pods get -997, BestEffort 1000, and Burstable containers a
-/// score that falls as their memory request grows towards the node's memory, within [2, 999].
+/// score that falls as their memory request grows towards the node's memory, within [3, 999]
+/// as upstream: above a Guaranteed container's effective score (1000 - 997) and below
+/// BestEffort's.
 fn oom_score_adj(pod: &Pod, qos: QosClass, amounts: &ContainerAmounts, capacity: u64) -> i64 {
     let node_critical = pod
         .spec
@@ -118,7 +123,7 @@ fn oom_score_adj(pod: &Pod, qos: QosClass, amounts: &ContainerAmounts, capacity:
             let request = i128::from(amounts.requests.memory_bytes.unwrap_or(0));
             let capacity = i128::from(capacity.max(1));
             let score = 1000 - (1000 * request) / capacity;
-            i64::try_from(score.clamp(2, 999)).unwrap_or(999)
+            i64::try_from(score.clamp(BURSTABLE_MIN_OOM_SCORE_ADJ, 999)).unwrap_or(999)
         }
     }
 }
@@ -198,8 +203,8 @@ mod tests {
         assert_eq!(score(&pod, QosClass::BestEffort, None), 1000);
         assert_eq!(score(&pod, QosClass::Burstable, Some(4 * GIB)), 750);
         assert_eq!(score(&pod, QosClass::Burstable, None), 999);
-        assert_eq!(score(&pod, QosClass::Burstable, Some(16 * GIB)), 2);
-        assert_eq!(score(&pod, QosClass::Burstable, Some(64 * GIB)), 2);
+        assert_eq!(score(&pod, QosClass::Burstable, Some(16 * GIB)), 3);
+        assert_eq!(score(&pod, QosClass::Burstable, Some(64 * GIB)), 3);
         pod.spec.as_mut().unwrap().priority_class_name = Some(NODE_CRITICAL_PRIORITY_CLASS.into());
         assert_eq!(score(&pod, QosClass::BestEffort, None), -997);
     }

@@ -1,0 +1,177 @@
+//! The node's cgroup tree on real containerd and the real cgroup file system, read back from
+//! the kernel's files: `kubepods` limited to the node's allocatable (capacity less
+//! `kubeReserved` and `systemReserved`, pids included) under `enforceNodeAllocatable: [pods]`,
+//! the QoS cgroups with upstream's cpu shares (Burstable: its pods' cpu requests; BestEffort:
+//! the minimum) following pods as they come and go, each pod in its QoS cgroup with its
+//! pod-level limits, and a finished pod freeing its admission share.
+//!
+//! Needs the private containerd `tests/run.sh` starts (SERGEANT_CRI_ENDPOINT); runs as root.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::node::{manifest, phase, Node, SHELL};
+use common::wait_for;
+
+/// How long a cgroup change may take to follow a pod change.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The directory of cgroup `path` in the v1 hierarchy of `controller`.
+fn cgroup_dir(controller: &str, path: &str) -> PathBuf {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let mount = mountinfo
+        .lines()
+        .find_map(|line| {
+            let (before, after) = line.split_once(" - ")?;
+            let mut after = after.split(' ');
+            let (fs_type, _, options) = (after.next()?, after.next()?, after.next()?);
+            (fs_type == "cgroup" && options.split(',').any(|o| o == controller))
+                .then(|| before.split(' ').nth(4).map(PathBuf::from))?
+        })
+        .unwrap_or_else(|| panic!("no cgroup v1 hierarchy with {controller}"));
+    mount.join(path.trim_start_matches('/'))
+}
+
+fn read(controller: &str, path: &str, file: &str) -> String {
+    let file_path = cgroup_dir(controller, path).join(file);
+    std::fs::read_to_string(&file_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", file_path.display()))
+        .trim()
+        .to_owned()
+}
+
+fn number(text: &str) -> i64 {
+    text.parse()
+        .unwrap_or_else(|_| panic!("{text:?} is not a number"))
+}
+
+/// Removes the test's cgroup root (and what is left under it) from every hierarchy once the
+/// agent is gone.
+struct CleanRoot(String);
+
+impl Drop for CleanRoot {
+    fn drop(&mut self) {
+        for controller in [
+            "cpu", "memory", "pids", "cpuset", "cpuacct", "blkio", "devices", "freezer",
+        ] {
+            let root = cgroup_dir(controller, &self.0);
+            for sub in ["kubepods/burstable", "kubepods/besteffort", "kubepods", ""] {
+                let _ = std::fs::remove_dir(root.join(sub));
+            }
+        }
+    }
+}
+
+fn pod(name: &str, resources: &str, extra: &str) -> String {
+    manifest(
+        name,
+        &format!(
+            "{extra}  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n{resources}"
+        ),
+    )
+}
+
+#[test]
+fn the_qos_tree_follows_the_pods_and_kubepods_holds_the_allocatable() {
+    let root = format!("/sergeant-qos-{}", std::process::id());
+    let _clean = CleanRoot(root.clone());
+    let node = Node::start_with(
+        "qos",
+        &format!(
+            "cgroupRoot: {root}\nkubeReserved:\n  cpu: 500m\n  memory: 1Gi\n  pid: \"1000\"\nsystemReserved:\n  memory: 512Mi\n"
+        ),
+    );
+    let kubepods = format!("{root}/kubepods");
+    let cpus = i64::try_from(std::thread::available_parallelism().unwrap().get()).unwrap();
+    let shares = |millis: i64| (millis * 1024 / 1000).max(2);
+    wait_for("kubepods limited", DEADLINE, || {
+        cgroup_dir("cpu", &kubepods)
+            .join("cpu.shares")
+            .exists()
+            .then_some(())
+    });
+    assert_eq!(
+        number(&read("cpu", &kubepods, "cpu.shares")),
+        shares(cpus * 1000 - 500),
+        "the allocatable cpu"
+    );
+    let mem_total_kib: i64 = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("MemTotal");
+    let allocatable = mem_total_kib * 1024 - (1 << 30) - (512 << 20);
+    let limit = number(&read("memory", &kubepods, "memory.limit_in_bytes"));
+    assert!(
+        limit <= allocatable && allocatable - limit < 4096,
+        "memory limit {limit}, allocatable {allocatable} (the kernel rounds to pages)"
+    );
+    let pid_max = number(
+        std::fs::read_to_string("/proc/sys/kernel/pid_max")
+            .unwrap()
+            .trim(),
+    );
+    assert_eq!(number(&read("pids", &kubepods, "pids.max")), pid_max - 1000);
+
+    let guaranteed = "    resources:\n      requests: {cpu: 100m, memory: 64Mi}\n      limits: {cpu: 100m, memory: 64Mi}\n";
+    node.write("g.yaml", &pod("g", guaranteed, ""));
+    node.write(
+        "b.yaml",
+        &pod("b", "    resources:\n      requests: {cpu: 250m}\n", ""),
+    );
+    node.write("e.yaml", &pod("e", "", ""));
+    let uid = |name: &str| {
+        let pod = node.wait_pod(name, "Running", |p| phase(p) == "Running");
+        pod["metadata"]["uid"].as_str().unwrap().to_owned()
+    };
+    let (g, b, e) = (uid("g"), uid("b"), uid("e"));
+    let burstable = format!("{kubepods}/burstable");
+    wait_for("burstable shares from its pod's request", DEADLINE, || {
+        (read("cpu", &burstable, "cpu.shares") == "256").then_some(())
+    });
+    assert_eq!(
+        read("cpu", &format!("{kubepods}/besteffort"), "cpu.shares"),
+        "2"
+    );
+    let pod_cgroup = format!("{kubepods}/pod{g}");
+    assert_eq!(read("cpu", &pod_cgroup, "cpu.cfs_quota_us"), "10000");
+    assert_eq!(read("cpu", &pod_cgroup, "cpu.shares"), "102");
+    assert_eq!(
+        read("memory", &pod_cgroup, "memory.limit_in_bytes"),
+        (64 << 20).to_string()
+    );
+    assert!(cgroup_dir("cpu", &format!("{burstable}/pod{b}")).is_dir());
+    assert!(cgroup_dir("cpu", &format!("{kubepods}/besteffort/pod{e}")).is_dir());
+
+    node.remove("b.yaml");
+    wait_for(
+        "burstable back to the minimum once its pod went",
+        DEADLINE,
+        || (read("cpu", &burstable, "cpu.shares") == "2").then_some(()),
+    );
+}
+
+#[test]
+fn a_finished_pod_frees_its_share_at_admission() {
+    let node = Node::start_with("finished", "maxPods: 2\n");
+    node.write(
+        "done.yaml",
+        &pod("done", "", "  restartPolicy: Never\n")
+            .replace("[sleep, '3600']", "[sh, -c, 'exit 0']"),
+    );
+    node.wait_pod("done", "Succeeded", |p| phase(p) == "Succeeded");
+    node.write("first.yaml", &pod("first", "", ""));
+    node.wait_pod("first", "Running", |p| phase(p) == "Running");
+    node.write("second.yaml", &pod("second", "", ""));
+    let second = node.wait_pod("second", "Running or refused", |p| {
+        phase(p) == "Running" || phase(p) == "Failed"
+    });
+    assert_eq!(
+        phase(&second),
+        "Running",
+        "the Succeeded pod no longer counts against maxPods: {second}"
+    );
+}
