@@ -428,6 +428,61 @@ fn pods_that_do_not_fit_are_failed_with_the_upstream_reasons() {
     assert_eq!(rejected("third"), "OutOfpods");
 }
 
+#[test]
+fn pods_the_node_cannot_be_are_failed_with_the_upstream_reasons() {
+    let node = Node::start_with("node-checks", "allowedUnsafeSysctls: [kernel.msg*]\n");
+    let pod = |name: &str, spec_extra: &str, command: &str| {
+        manifest(
+            name,
+            &format!(
+                "{spec_extra}  containers:\n  - name: main\n    image: {SHELL}\n    command: [sh, -c, '{command}']\n"
+            ),
+        )
+    };
+    let failed = |name: &str| {
+        let pod = node.wait_pod(name, "Failed at admission", |p| phase(p) == "Failed");
+        let field = |f: &str| pod["status"][f].as_str().unwrap_or_default().to_owned();
+        (field("reason"), field("message"))
+    };
+    node.write(
+        "allowed.yaml",
+        &pod(
+            "allowed",
+            "  restartPolicy: Never\n  securityContext:\n    sysctls:\n    - {name: kernel.msgmax, value: \"12345\"}\n",
+            "cat /proc/sys/kernel/msgmax > /dev/termination-log",
+        ),
+    );
+    node.write(
+        "forbidden.yaml",
+        &pod(
+            "forbidden",
+            "  securityContext:\n    sysctls:\n    - {name: net.core.somaxconn, value: \"1024\"}\n",
+            "sleep 3600",
+        ),
+    );
+    node.write(
+        "windows.yaml",
+        &pod("windows", "  os: {name: windows}\n", "sleep 3600"),
+    );
+    assert_eq!(
+        failed("forbidden"),
+        (
+            "SysctlForbidden".to_owned(),
+            "forbidden sysctl: \"net.core.somaxconn\" not allowlisted".to_owned()
+        )
+    );
+    assert_eq!(failed("windows").0, "PodOSNotSupported");
+    let allowed = node.wait_pod("allowed", "Succeeded", |p| phase(p) == "Succeeded");
+    let main = container(&allowed, "containerStatuses", "main");
+    assert_eq!(
+        main["state"]["terminated"]["message"]
+            .as_str()
+            .map(str::trim),
+        Some("12345"),
+        "the allowed unsafe sysctl is set in the pod: {allowed}"
+    );
+}
+
 /// An API time (RFC 3339, whole seconds) as seconds since the epoch.
 fn api_seconds(time: &Value) -> i64 {
     serde_json::from_value::<Time>(time.clone())

@@ -130,6 +130,9 @@ pub struct KubeletConfiguration {
     pub system_reserved: Reservations,
     /// Which allocatable limits are enforced with cgroups (pods).
     pub enforce_node_allocatable: Vec<AllocatableEnforcement>,
+    /// Sysctls beyond the safe set that pods may set: names or `prefix*` patterns of
+    /// namespaced sysctls (none).
+    pub allowed_unsafe_sysctls: Vec<String>,
     /// Feature gates by name.
     pub feature_gates: BTreeMap<String, bool>,
     /// How long node shutdown is delayed for pods to stop; 0 turns graceful shutdown off (0).
@@ -225,6 +228,7 @@ impl Default for KubeletConfiguration {
             kube_reserved: Reservations::new(),
             system_reserved: Reservations::new(),
             enforce_node_allocatable: vec![AllocatableEnforcement::Pods],
+            allowed_unsafe_sysctls: Vec::new(),
             feature_gates: BTreeMap::new(),
             shutdown_grace_period: Duration::ZERO,
             shutdown_grace_period_critical_pods: Duration::ZERO,

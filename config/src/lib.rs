@@ -22,6 +22,7 @@ mod quantity;
 mod serde_error;
 pub mod sergeant;
 mod support;
+pub mod sysctl;
 mod text;
 mod tls;
 mod validate;

@@ -331,12 +331,6 @@ const UNTYPED: &[Untyped] = &[
         "enforcing kubeReserved on a cgroup is not built",
     ),
     untyped(
-        "allowedUnsafeSysctls",
-        "[]",
-        Refuse,
-        "admitting unsafe sysctls per node is not built",
-    ),
-    untyped(
         "defaultPodSysctls",
         "[]",
         Refuse,

@@ -127,6 +127,11 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Check {
     image_pulls(config)?;
     shutdown(config)?;
     node_allocatable(config)?;
+    for (i, pattern) in config.allowed_unsafe_sysctls.iter().enumerate() {
+        crate::sysctl::SysctlPattern::parse(pattern).map_err(|reason| {
+            Violation::at("allowedUnsafeSysctls", format!("entry {}: {reason}", i + 1))
+        })?;
+    }
     require(
         config.tls_cert_file.is_some() == config.tls_private_key_file.is_some(),
         if config.tls_cert_file.is_some() {

@@ -391,3 +391,18 @@ fn runtime_endpoints_are_parsed_at_load() {
         "{message}"
     );
 }
+
+#[test]
+fn an_unsafe_sysctl_pattern_of_the_whole_node_is_named() {
+    let error = error(&format!(
+        "{HEAD}allowedUnsafeSysctls:\n- kernel.msg*\n- vm.swappiness\n"
+    ));
+    let text = error.to_string();
+    assert!(text.starts_with("deploy/x.yaml:3"), "{text}");
+    assert!(
+        text.contains(
+            "allowedUnsafeSysctls: entry 2: \"vm.swappiness\" is not known to be namespaced"
+        ),
+        "{text}"
+    );
+}

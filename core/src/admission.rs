@@ -10,7 +10,8 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::spec::{milli, pod_requests, units};
+use crate::spec::{milli, pod_requests, units, NodeOs};
+use crate::sysctls::Allowlist;
 
 /// Why a pod was not admitted; it becomes the pod's Failed status, as upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +105,41 @@ pub fn admit(pod: &Pod, admitted: &[&Pod], capacity: Capacity) -> Result<(), Rej
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Upstream's checks of what the node is rather than what it has left, made before the
+/// resources: the pod's sysctls against the node's `allowlist` (`SysctlForbidden`), its
+/// `kubernetes.io/os` node selector and its `spec.os.name` against the node's `os`.
+///
+/// # Errors
+/// The [`Rejection`] of the first check that fails.
+pub fn admit_to_node(pod: &Pod, os: NodeOs, allowlist: &Allowlist) -> Result<(), Rejection> {
+    allowlist
+        .check_pod(pod)
+        .map_err(|forbidden| reject("SysctlForbidden", forbidden.to_string()))?;
+    let os_name = match os {
+        NodeOs::Linux => "linux",
+        NodeOs::Windows => "windows",
+    };
+    let spec = pod.spec.as_ref();
+    let selected = spec
+        .and_then(|s| s.node_selector.as_ref())
+        .and_then(|selector| selector.get("kubernetes.io/os"));
+    if selected.is_some_and(|wanted| wanted != os_name) {
+        return Err(reject(
+            "PodOSSelectorNodeLabelDoesNotMatch",
+            "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"
+                .to_owned(),
+        ));
+    }
+    let declared = spec.and_then(|s| s.os.as_ref()).map(|os| os.name.as_str());
+    if declared.is_some_and(|wanted| wanted != os_name) {
+        return Err(reject(
+            "PodOSNotSupported",
+            "Failed to admit pod as the OS field doesn't match node OS".to_owned(),
+        ));
     }
     Ok(())
 }
@@ -332,5 +368,37 @@ mod tests {
             err.message,
             "Node didn't have enough resource: example.com/gpu, requested: 1, used: 0, capacity: 0"
         );
+    }
+
+    #[test]
+    fn a_pod_for_another_os_or_with_a_forbidden_sysctl_is_refused_by_reason() {
+        let allow = Allowlist::of(&sergeant_config::KubeletConfiguration::default());
+        let windows = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
+            "os": {"name": "windows"}, "containers": [{"name": "c", "image": "i"}]}}));
+        assert_eq!(
+            admit_to_node(&windows, NodeOs::Linux, &allow)
+                .unwrap_err()
+                .reason,
+            "PodOSNotSupported"
+        );
+        assert!(admit_to_node(&windows, NodeOs::Windows, &allow).is_ok());
+        let selected = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
+            "nodeSelector": {"kubernetes.io/os": "windows"}, "containers": [{"name": "c", "image": "i"}]}}));
+        assert_eq!(
+            admit_to_node(&selected, NodeOs::Linux, &allow)
+                .unwrap_err()
+                .reason,
+            "PodOSSelectorNodeLabelDoesNotMatch"
+        );
+        let sysctl = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
+            "securityContext": {"sysctls": [{"name": "kernel.msgmax", "value": "10000"}]},
+            "containers": [{"name": "c", "image": "i"}]}}));
+        let err = admit_to_node(&sysctl, NodeOs::Linux, &allow).unwrap_err();
+        assert_eq!(err.reason, "SysctlForbidden");
+        assert_eq!(
+            err.message,
+            "forbidden sysctl: \"kernel.msgmax\" not allowlisted"
+        );
+        assert!(admit_to_node(&with("1m", "1", None), NodeOs::Linux, &allow).is_ok());
     }
 }

@@ -32,6 +32,7 @@ pub mod source;
 pub mod spec;
 pub mod stats;
 pub mod status;
+pub mod sysctls;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;

@@ -21,13 +21,14 @@ use crate::pod::worker::{Evict, PodWorker, SyncPod, TerminatePod, UpdatePod, Wor
 use crate::pressure_feed::PressureFeed;
 use crate::runtime::RuntimePort;
 use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
-use sergeant_core::admission::{admit, Capacity, Rejection};
+use sergeant_core::admission::{admit, admit_to_node, Capacity, Rejection};
 use sergeant_core::allocatable::NodeResources;
 use sergeant_core::eviction;
 use sergeant_core::labels;
 use sergeant_core::source::is_api_pod;
 use sergeant_core::source::is_static_pod;
 use sergeant_core::spec::NodeContext;
+use sergeant_core::sysctls::Allowlist;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::{ChildEnv, ChildRef, DynamicSupervisor, RestartPolicy, Slot, StartChild};
 
@@ -208,6 +209,7 @@ impl PodManager {
             }
         }
         let capacity = self.capacity(&node);
+        let allowlist = Allowlist::of(&self.deps.config.borrow().active.kubelet);
         for (uid, pod) in &desired {
             if self.workers.contains_key(uid)
                 || self.rejected.contains_key(uid)
@@ -230,6 +232,7 @@ impl PodManager {
                     .collect();
                 let pressure = self.deps.pressure.borrow().clone();
                 eviction::message::admit(pod, &pressure)
+                    .and_then(|()| admit_to_node(pod, node.os, &allowlist))
                     .and_then(|()| admit(pod, &admitted, capacity))
             };
             match admission {
