@@ -483,6 +483,33 @@ fn pods_the_node_cannot_be_are_failed_with_the_upstream_reasons() {
     );
 }
 
+#[test]
+fn volumes_are_handed_to_the_fs_group_a_non_root_user_runs_with() {
+    let node = Node::start("fsgroup");
+    // Each check its own exit code, so a failure says which one.
+    let script = "id -G | grep -qw 2000 || exit 11; \
+                  touch /cache/new && test \"$(stat -c %g /cache/new)\" = 2000 || exit 12; \
+                  test \"$(stat -c %g /cache)\" = 2000 || exit 13; \
+                  grep -q fsgroup /info/name || exit 14";
+    let spec = format!(
+        "  restartPolicy: Never\n  securityContext:\n    runAsUser: 1000\n    fsGroup: 2000\n\
+         \x20 containers:\n  - name: main\n    image: {SHELL}\n    command: [sh, -c, '{script}']\n\
+         \x20   volumeMounts:\n    - {{name: cache, mountPath: /cache}}\n    - {{name: info, mountPath: /info}}\n\
+         \x20 volumes:\n  - name: cache\n    emptyDir: {{}}\n  - name: info\n    downwardAPI:\n      defaultMode: 256\n\
+         \x20     items:\n      - {{path: name, fieldRef: {{fieldPath: metadata.name}}}}\n"
+    );
+    node.write("fsgroup.yaml", &manifest("fsgroup", &spec));
+    let pod = node.wait_pod("fsgroup", "finished", |p| {
+        phase(p) == "Succeeded" || phase(p) == "Failed"
+    });
+    let main = container(&pod, "containerStatuses", "main");
+    assert_eq!(
+        main["state"]["terminated"]["exitCode"], 0,
+        "11: fsGroup not among the groups; 12: a new file not group-owned; 13: the emptyDir \
+         not group-owned; 14: the downwardAPI file of mode 0400 unreadable: {pod}"
+    );
+}
+
 /// An API time (RFC 3339, whole seconds) as seconds since the epoch.
 fn api_seconds(time: &Value) -> i64 {
     serde_json::from_value::<Time>(time.clone())

@@ -113,17 +113,9 @@ impl TestConfig {
         } else {
             TEST_EVICTION_HARD
         };
-        // The period the tests were written under. At upstream's default (1m) some changes
-        // wait for the next resync instead of being acted on at once (a known defect: a
-        // recreated mirror pod's status, a failed Never pod's phase, a pull back-off's end).
-        let resync = if self.kubelet_extra.contains("syncFrequency:") {
-            ""
-        } else {
-            "syncFrequency: 10s\n"
-        };
         let mut text = format!(
             "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n\
-             address: {}\nhealthzBindAddress: 127.0.0.1\nhealthzPort: {}\nreadOnlyPort: {}\nport: {}\n{}{eviction}{resync}",
+             address: {}\nhealthzBindAddress: 127.0.0.1\nhealthzPort: {}\nreadOnlyPort: {}\nport: {}\n{}{eviction}",
             self.address, self.healthz_port, self.read_only_port, self.port, self.kubelet_extra
         );
         if let Some(body) = &self.sergeant {

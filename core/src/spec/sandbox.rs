@@ -188,9 +188,7 @@ fn security_context(pod: &Pod, spec: &PodSpec) -> LinuxSandboxSecurityContext {
         run_as_group: pod_sc
             .and_then(|sc| sc.run_as_group)
             .map(|value| Int64Value { value }),
-        supplemental_groups: pod_sc
-            .and_then(|sc| sc.supplemental_groups.clone())
-            .unwrap_or_default(),
+        supplemental_groups: super::security::supplemental_groups(pod_sc),
         privileged: all_containers(pod)
             .any(|(_, c)| c.security_context.as_ref().and_then(|sc| sc.privileged) == Some(true)),
         ..Default::default()
@@ -295,6 +293,7 @@ mod tests {
             run_as_user: Some(1000),
             run_as_group: Some(2000),
             supplemental_groups: Some(vec![3000]),
+            fs_group: Some(4000),
             sysctls: Some(vec![Sysctl {
                 name: "net.core.somaxconn".into(),
                 value: "1024".into(),
@@ -313,7 +312,7 @@ mod tests {
         assert!(sc.privileged);
         assert_eq!(sc.run_as_user, Some(Int64Value { value: 1000 }));
         assert_eq!(sc.run_as_group, Some(Int64Value { value: 2000 }));
-        assert_eq!(sc.supplemental_groups, vec![3000]);
+        assert_eq!(sc.supplemental_groups, vec![4000, 3000], "fsGroup first");
         let ns = sc.namespace_options.unwrap();
         assert_eq!(
             (ns.network, ns.pid, ns.ipc),

@@ -2,7 +2,7 @@
 //! `no_new_privs`, namespaces and the masked `/proc` and `/sys` paths.
 
 use k8s_cri::v1::{Capability, Int64Value, LinuxContainerSecurityContext};
-use k8s_openapi::api::core::v1::{Container, PodSpec};
+use k8s_openapi::api::core::v1::{Container, PodSecurityContext, PodSpec};
 
 use super::error::SpecError;
 use super::sandbox::namespace_options;
@@ -154,15 +154,23 @@ pub fn container_security(
         readonly_rootfs: sc
             .and_then(|s| s.read_only_root_filesystem)
             .unwrap_or(false),
-        supplemental_groups: pod_sc
-            .and_then(|s| s.supplemental_groups.clone())
-            .unwrap_or_default(),
+        supplemental_groups: supplemental_groups(pod_sc),
         // Only an explicit `allowPrivilegeEscalation: false` sets no_new_privs.
         no_new_privs: allow_escalation == Some(false),
         masked_paths: paths(MASKED_PATHS),
         readonly_paths: paths(READONLY_PATHS),
         ..Default::default()
     })
+}
+
+/// The groups a pod's processes get besides their own: `fsGroup` first (so they can use the
+/// volumes made group-owned by it), then `supplementalGroups`, as upstream sends them.
+pub(super) fn supplemental_groups(pod_sc: Option<&PodSecurityContext>) -> Vec<i64> {
+    let fs_group = pod_sc.and_then(|s| s.fs_group);
+    let listed = pod_sc
+        .and_then(|s| s.supplemental_groups.as_deref())
+        .unwrap_or_default();
+    fs_group.into_iter().chain(listed.iter().copied()).collect()
 }
 
 #[cfg(test)]
@@ -252,6 +260,7 @@ mod tests {
                 run_as_user: Some(1000),
                 run_as_group: Some(1000),
                 supplemental_groups: Some(vec![5]),
+                fs_group: Some(7),
                 ..Default::default()
             }),
             share_process_namespace: Some(true),
@@ -273,7 +282,11 @@ mod tests {
         .unwrap();
         assert_eq!(sc.run_as_user, Some(Int64Value { value: 2000 }));
         assert_eq!(sc.run_as_group, Some(Int64Value { value: 1000 }));
-        assert_eq!(sc.supplemental_groups, vec![5]);
+        assert_eq!(
+            sc.supplemental_groups,
+            vec![7, 5],
+            "fsGroup, then the listed groups"
+        );
         assert!(sc.no_new_privs && sc.readonly_rootfs);
         let caps = sc.capabilities.unwrap();
         assert_eq!(

@@ -49,7 +49,50 @@ pub struct VolumePlan {
     pub id: PodIdentity,
     /// The pod's directory on the node, where its subPath mount points go.
     pub pod_dir: PathBuf,
+    /// The group the pod's emptyDir and API-backed volumes are handed to, if any.
+    pub ownership: Option<VolumeOwnership>,
     volumes: BTreeMap<String, PlannedVolume>,
+}
+
+/// The group a pod's volumes are handed to (`spec.securityContext.fsGroup`), so that its
+/// processes, which all have that group, can use them whatever user they run as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VolumeOwnership {
+    /// The group id.
+    pub group: u32,
+    /// `fsGroupChangePolicy: OnRootMismatch`: a volume whose root already has the group and
+    /// the modes is left as it is; otherwise (`Always`) every file is checked.
+    pub on_root_mismatch: bool,
+}
+
+impl VolumeOwnership {
+    /// The ownership `pod` asks for, on a node where volumes have unix groups.
+    ///
+    /// # Errors
+    ///
+    /// A field error naming `spec.securityContext.fsGroup` when it is not a group id.
+    fn of(pod: &Pod, id: &PodIdentity, node: &NodeContext) -> Result<Option<Self>, SpecError> {
+        let sc = pod.spec.as_ref().and_then(|s| s.security_context.as_ref());
+        let Some(fs_group) = sc.and_then(|sc| sc.fs_group) else {
+            return Ok(None);
+        };
+        if !node.has_cgroups() {
+            return Ok(None); // Windows: files carry ACLs, not unix groups (as upstream)
+        }
+        let group = u32::try_from(fs_group).map_err(|_| {
+            SpecError::field(
+                &id.display,
+                "spec.securityContext.fsGroup",
+                format!("{fs_group} is not a group id"),
+            )
+        })?;
+        let on_root_mismatch =
+            sc.and_then(|sc| sc.fs_group_change_policy.as_deref()) == Some("OnRootMismatch");
+        Ok(Some(Self {
+            group,
+            on_root_mismatch,
+        }))
+    }
 }
 
 /// One volume of the plan.
@@ -168,6 +211,7 @@ impl VolumePlan {
             }
         }
         Ok(VolumePlan {
+            ownership: VolumeOwnership::of(pod, &id, node)?,
             id,
             pod_dir,
             volumes,

@@ -14,6 +14,12 @@ mod mounts;
 #[cfg(windows)]
 #[path = "mounts_windows.rs"]
 mod mounts;
+#[cfg(unix)]
+#[path = "ownership_unix.rs"]
+mod ownership;
+#[cfg(windows)]
+#[path = "ownership_windows.rs"]
+mod ownership;
 #[cfg(target_os = "linux")]
 #[path = "subpath_linux.rs"]
 mod subpath;

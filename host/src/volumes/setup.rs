@@ -8,11 +8,14 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use sergeant_core::spec::{is_safe_path_component, NodeContext, SpecError};
-use sergeant_core::volumes::{Payload, PlannedSource, PlannedVolume, VolumeError, VolumePlan};
+use sergeant_core::volumes::{
+    FileContent, Payload, PlannedSource, PlannedVolume, VolumeError, VolumeOwnership, VolumePlan,
+};
 
 use super::atomic::write_payload;
 use super::host_path::prepare_host_path;
 use super::mounts::{mount_tmpfs, node_mounts, unmount};
+use super::ownership;
 use super::subpath::clear_pod_mount_points;
 use crate::file_mode::set_mode;
 use crate::mountinfo::{self, is_mounted};
@@ -40,9 +43,12 @@ pub fn setup_volumes(
         let done = match volume.source {
             PlannedSource::EmptyDir { size_limit_bytes } => {
                 make_empty_dir(volume, size_limit_bytes, &mounts)
+                    .and_then(|()| hand_to_group(volume, plan.ownership, false))
             }
             PlannedSource::HostPath(kind) => prepare_host_path(kind, &volume.host_path),
-            PlannedSource::Api(_) => write_api_volume(volume, payloads.get(name), &mounts),
+            PlannedSource::Api(_) => {
+                write_api_volume(volume, payloads.get(name), &mounts, plan.ownership)
+            }
         };
         done.map_err(|reason| failure(plan, name, volume, reason))?;
     }
@@ -66,7 +72,7 @@ pub fn refresh_api_volumes(
             matches!(v.source, PlannedSource::Api(_)) && payloads.contains_key(*name)
         })
         .filter_map(|(name, volume)| {
-            write_api_volume(volume, payloads.get(name), &mounts)
+            write_api_volume(volume, payloads.get(name), &mounts, plan.ownership)
                 .err()
                 .map(|reason| failure(plan, name, volume, reason))
         })
@@ -90,15 +96,52 @@ fn failure(plan: &VolumePlan, name: &str, volume: &PlannedVolume, reason: String
     }
 }
 
-/// The volume's directory (a tmpfs for memory ones) holding `payload`.
+/// The volume's directory (a tmpfs for memory ones) holding `payload`, handed to the pod's
+/// `fsGroup` when it has one: its files are written group-readable already, so an unchanged
+/// payload still matches what is on disk and nothing is rewritten.
 fn write_api_volume(
     volume: &PlannedVolume,
     payload: Option<&Payload>,
     mounts: &[mountinfo::MountEntry],
+    ownership: Option<VolumeOwnership>,
 ) -> Result<(), String> {
     let payload = payload.ok_or("its content is not known")?;
     make_empty_dir(volume, None, mounts)?;
-    write_payload(&volume.host_path, payload).map(drop)
+    let group_readable: Payload;
+    let payload = if ownership.is_some() {
+        group_readable = payload
+            .iter()
+            .map(|(path, file)| {
+                let mode = file.mode | ownership::GROUP_READ;
+                (
+                    path.clone(),
+                    FileContent {
+                        mode,
+                        ..file.clone()
+                    },
+                )
+            })
+            .collect();
+        &group_readable
+    } else {
+        payload
+    };
+    write_payload(&volume.host_path, payload)?;
+    hand_to_group(volume, ownership, true)
+}
+
+/// Gives the volume to the pod's `fsGroup`, if it has one: an emptyDir's root (what the pod
+/// writes later inherits the group through the setgid bit), or an API-backed volume's whole
+/// content, read-only for the group as upstream.
+fn hand_to_group(
+    volume: &PlannedVolume,
+    ownership: Option<VolumeOwnership>,
+    api_backed: bool,
+) -> Result<(), String> {
+    match ownership {
+        Some(ownership) => ownership::apply(&volume.host_path, ownership, api_backed, api_backed),
+        None => Ok(()),
+    }
 }
 
 fn make_empty_dir(
