@@ -13,6 +13,11 @@
 //! `httpd` and reports `FreeDiskSpaceFailed`, and the image in use and the sandbox image still
 //! stay.
 //!
+//! Under disk pressure on that filesystem (an `imagefs.available` threshold the space held by
+//! the large `grpc-health` image relieves), the eviction manager's node-level reclaim removes
+//! a gone pod's dead container, then every unused image, and evicts no pod; the condition
+//! clears after the transition period.
+//!
 //! Needs root (mount, containerd), the node environment's script and its local registry with
 //! the test images (`tests/run.sh` starts them).
 
@@ -31,11 +36,7 @@ const PAUSE: &str = "127.0.0.1:5000/sergeant/pause:1.0";
 const TERMMSG: &str = "127.0.0.1:5000/sergeant/termmsg:1.0";
 const EXIT: &str = "127.0.0.1:5000/sergeant/exit:1.0";
 const HTTPD: &str = "127.0.0.1:5000/sergeant/httpd:1.0";
-/// The containerd instance of this test (its own bridge index, unused by the shared ones).
-const INSTANCE: &str = "imagegc";
-const INDEX: &str = "77";
-/// The size of the image filesystem: small, so a percent is less than half an image.
-const TMPFS_MIB: u64 = 24;
+const GRPC_HEALTH: &str = "127.0.0.1:5000/sergeant/grpc-health:1.0";
 /// How long the agent may take to see a change of the runtime (its detection period is 10 s).
 const SEEN: Duration = Duration::from_secs(30);
 
@@ -43,20 +44,23 @@ fn node_env() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/node-env/node-env.sh")
 }
 
-/// A private containerd whose root (content store and snapshots) is a tmpfs of
-/// [`TMPFS_MIB`]; stopped, unmounted and removed when dropped.
+/// A private containerd whose root (content store and snapshots) is a tmpfs; stopped,
+/// unmounted and removed when dropped.
 struct SmallRuntime {
+    instance: &'static str,
     endpoint: String,
     root: PathBuf,
 }
 
 impl SmallRuntime {
-    fn up() -> Self {
+    /// Instance `instance` on bridge index `index` (one the shared instances do not use), its
+    /// root a tmpfs of `mib` MiB.
+    fn up(instance: &'static str, index: &str, mib: u64) -> Self {
         let run_dir =
             std::env::var("SERGEANT_RUN_DIR").unwrap_or_else(|_| "/run/sergeant-node".to_owned());
-        let root = Path::new(&run_dir).join(INSTANCE).join("root");
+        let root = Path::new(&run_dir).join(instance).join("root");
         std::fs::create_dir_all(&root).expect("the instance root directory");
-        let options = format!("size={TMPFS_MIB}m");
+        let options = format!("size={mib}m");
         mount(
             Some("tmpfs"),
             &root,
@@ -67,12 +71,13 @@ impl SmallRuntime {
         .expect("a tmpfs mounted on the instance root (needs root)");
         // From here on, dropping it unmounts the tmpfs even when `up` fails.
         let mut runtime = Self {
+            instance,
             endpoint: String::new(),
             root,
         };
         let out = Command::new("bash")
             .arg(node_env())
-            .args(["up", "--instance", INSTANCE, "--index", INDEX])
+            .args(["up", "--instance", instance, "--index", index])
             .output()
             .expect("node-env.sh runs");
         assert!(
@@ -99,7 +104,7 @@ impl Drop for SmallRuntime {
     fn drop(&mut self) {
         let _ = Command::new("bash")
             .arg(node_env())
-            .args(["down", "--instance", INSTANCE])
+            .args(["down", "--instance", self.instance])
             .status();
         let _ = umount2(&self.root, MntFlags::MNT_DETACH);
     }
@@ -118,6 +123,15 @@ fn image(runtime: &Runtime, name: &str) -> Option<(String, u64)> {
 fn status(node: &Node) -> String {
     let tree = node.agent.get_json("/debug/supervision");
     tree_node(&tree, "root/node/image-gc")["status"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The eviction manager's line in the supervision tree.
+fn eviction_status(node: &Node) -> String {
+    let tree = node.agent.get_json("/debug/supervision");
+    tree_node(&tree, "root/node/eviction-manager")["status"]
         .as_str()
         .unwrap_or_default()
         .to_owned()
@@ -164,7 +178,8 @@ fn set_thresholds(node: &Node, high: u64, low: u64) {
 
 #[test]
 fn unused_images_go_least_recently_used_first_down_to_the_low_threshold() {
-    let small = SmallRuntime::up();
+    // Small, so a percent is less than half an image.
+    let small = SmallRuntime::up("imagegc", "77", 24);
     let runtime = Runtime::connect_to(&small.endpoint);
     // Image GC off until the images are in place; disk signals are left out of eviction so
     // only the collector acts on this filesystem.
@@ -258,4 +273,103 @@ fn unused_images_go_least_recently_used_first_down_to_the_low_threshold() {
         phase(&node.pod("keeper").expect("keeper listed")),
         "Running"
     );
+}
+
+/// Disk pressure on the image filesystem is relieved by node-level reclaim before any pod is
+/// evicted: a gone pod's dead container goes, then every unused image (the image GC
+/// thresholds are off, so only the eviction manager removes them). The threshold is set so
+/// that the space the large `grpc-health` image really holds on the tmpfs relieves it.
+#[test]
+fn disk_pressure_on_the_image_filesystem_reclaims_unused_images_before_evicting() {
+    let small = SmallRuntime::up("imagepressure", "78", 96);
+    let runtime = Runtime::connect_to(&small.endpoint);
+    let node = Node::start_on(
+        &small.endpoint,
+        "imagepressure",
+        "imageGCHighThresholdPercent: 100\nimageGCLowThresholdPercent: 80\nimageMinimumGCAge: 0s\n\
+         evictionPressureTransitionPeriod: 15s\nevictionHard:\n  memory.available: 1Mi\n",
+        &[],
+    );
+    node.write("keeper.yaml", &sleeper("keeper"));
+    node.wait_pod("keeper", "running", |p| phase(p) == "Running");
+    // A pod that ran the exit image and is gone: its dead container holds the image until
+    // the container goes.
+    node.write(
+        "done.yaml",
+        &common::node::manifest(
+            "done",
+            &format!("  restartPolicy: Never\n  containers:\n  - name: main\n    image: {EXIT}\n    env:\n    - {{name: EXIT_CODE, value: '0'}}\n"),
+        ),
+    );
+    node.wait_pod("done", "succeeded", |p| phase(p) == "Succeeded");
+    node.remove("done.yaml");
+    wait_for("the done pod gone", SEEN, || {
+        node.pod("done").is_none().then_some(())
+    });
+    runtime.pull_image(GRPC_HEALTH);
+    runtime.pull_image(TERMMSG);
+    let (_, grpc_size) = image(&runtime, GRPC_HEALTH).expect("pulled");
+    let (_, available) = small.disk();
+    // Met now; relieved once the grpc-health image's content and snapshot (at least its
+    // size) are freed.
+    let threshold = available + grpc_size / 2;
+    eprintln!("available {available} bytes, grpc-health {grpc_size} bytes, threshold {threshold}");
+    let path = &node.agent.config_path;
+    let text = std::fs::read_to_string(path).expect("the config file");
+    std::fs::write(
+        path,
+        text.replace(
+            "evictionHard:\n  memory.available: 1Mi\n",
+            &format!(
+                "evictionHard:\n  memory.available: 1Mi\n  imagefs.available: \"{threshold}\"\n"
+            ),
+        ),
+    )
+    .expect("config edited");
+    wait_for("DiskPressure", SEEN, || {
+        eviction_status(&node)
+            .contains("pressure: DiskPressure")
+            .then_some(())
+    });
+    wait_for("the pressure relieved on the node", SEEN, || {
+        node.agent
+            .log()
+            .contains("node-level reclaim relieved the pressure; no pod evicted")
+            .then_some(())
+    });
+    assert_eq!(image(&runtime, GRPC_HEALTH), None, "unused images go");
+    assert_eq!(image(&runtime, TERMMSG), None, "unused images go");
+    assert_eq!(
+        image(&runtime, EXIT),
+        None,
+        "the gone pod's container went, then its image"
+    );
+    assert!(image(&runtime, SHELL).is_some(), "the image in use stays");
+    assert!(image(&runtime, PAUSE).is_some(), "the sandbox image stays");
+    let log = node.agent.log();
+    let containers_at = log
+        .find("node-level reclaim")
+        .expect("node-level reclaim logged");
+    let images_at = log
+        .find("node-level reclaim: unused images")
+        .expect("image reclaim logged");
+    assert!(
+        containers_at < images_at,
+        "dead containers are reclaimed before images"
+    );
+    assert!(!log.contains("evicting:"), "no pod evicted: {log}");
+    wait_for(
+        "the pressure over after the transition period",
+        Duration::from_secs(60),
+        || {
+            eviction_status(&node)
+                .contains("pressure: none")
+                .then_some(())
+        },
+    );
+    assert_eq!(
+        phase(&node.pod("keeper").expect("keeper listed")),
+        "Running"
+    );
+    assert!(small.disk().1 > threshold, "the space is really free");
 }
