@@ -53,9 +53,9 @@ struct SmallRuntime {
 }
 
 impl SmallRuntime {
-    /// Instance `instance` on bridge index `index` (one the shared instances do not use), its
-    /// root a tmpfs of `mib` MiB.
-    fn up(instance: &'static str, index: &str, mib: u64) -> Self {
+    /// Instance `instance` (node-env.sh picks a free bridge index), its root a tmpfs of `mib`
+    /// MiB.
+    fn up(instance: &'static str, mib: u64) -> Self {
         let run_dir =
             std::env::var("SERGEANT_RUN_DIR").unwrap_or_else(|_| "/run/sergeant-node".to_owned());
         let root = Path::new(&run_dir).join(instance).join("root");
@@ -77,7 +77,7 @@ impl SmallRuntime {
         };
         let out = Command::new("bash")
             .arg(node_env())
-            .args(["up", "--instance", instance, "--index", index])
+            .args(["up", "--instance", instance])
             .output()
             .expect("node-env.sh runs");
         assert!(
@@ -179,7 +179,7 @@ fn set_thresholds(node: &Node, high: u64, low: u64) {
 #[test]
 fn unused_images_go_least_recently_used_first_down_to_the_low_threshold() {
     // Small, so a percent is less than half an image.
-    let small = SmallRuntime::up("imagegc", "77", 24);
+    let small = SmallRuntime::up("imagegc", 24);
     let runtime = Runtime::connect_to(&small.endpoint);
     // Image GC off until the images are in place; disk signals are left out of eviction so
     // only the collector acts on this filesystem.
@@ -281,7 +281,7 @@ fn unused_images_go_least_recently_used_first_down_to_the_low_threshold() {
 /// that the space the large `grpc-health` image really holds on the tmpfs relieves it.
 #[test]
 fn disk_pressure_on_the_image_filesystem_reclaims_unused_images_before_evicting() {
-    let small = SmallRuntime::up("imagepressure", "78", 96);
+    let small = SmallRuntime::up("imagepressure", 96);
     let runtime = Runtime::connect_to(&small.endpoint);
     let node = Node::start_on(
         &small.endpoint,

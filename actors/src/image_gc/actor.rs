@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use actix::{
     Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, ResponseFuture, WrapFuture,
 };
+use sergeant_config::sergeant::RuntimeAdapterKind;
 use sergeant_core::gc::images::{PlanError, Policy, Records};
 use tokio::sync::watch;
 use tracing::Instrument;
@@ -86,6 +87,12 @@ impl ImageGarbageCollector {
         Policy::of(&self.config.borrow().active.kubelet)
     }
 
+    /// Whether the runtime is the fake one of hollow nodes, whose images take no disk (its
+    /// image filesystem is a name only): no periodic pass then.
+    fn fake_runtime(&self) -> bool {
+        self.config.borrow().active.sergeant.runtime_adapter == RuntimeAdapterKind::Fake
+    }
+
     /// Runs a pass at once when the policy changed.
     fn reconfigure(&mut self, ctx: &mut Context<Self>) {
         let policy = self.current_policy();
@@ -116,7 +123,7 @@ impl ImageGarbageCollector {
             return self.env.fail(ctx, fault);
         }
         let policy = self.current_policy();
-        if !policy.enabled() || self.passing {
+        if !policy.enabled() || self.passing || self.fake_runtime() {
             self.show();
             return;
         }
@@ -187,7 +194,9 @@ impl ImageGarbageCollector {
 
     fn show(&self) {
         let policy = self.current_policy();
-        let mode = if policy.enabled() {
+        let mode = if self.fake_runtime() {
+            "no periodic pass: the fake runtime's images take no disk".to_owned()
+        } else if policy.enabled() {
             let max_age = policy
                 .max_age
                 .map_or_else(|| "none".to_owned(), |age| format!("{age:?}"));
