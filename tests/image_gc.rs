@@ -18,8 +18,11 @@
 //! a gone pod's dead container, then every unused image, and evicts no pod; the condition
 //! clears after the transition period.
 //!
+//! In managed mode, a goal the collector cannot reach is a `FreeDiskSpaceFailed` Warning about
+//! the Node in the API server, and a second failed pass in a row an `ImageGCFailed` one.
+//!
 //! Needs root (mount, containerd), the node environment's script and its local registry with
-//! the test images (`tests/run.sh` starts them).
+//! the test images, and the control plane (`tests/run.sh` starts them).
 
 mod common;
 
@@ -27,10 +30,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use common::managed::Managed;
 use common::node::{phase, sleeper, Node, SHELL};
 use common::runtime::Runtime;
-use common::{tree_node, wait_for};
+use common::{tree_node, wait_for, TestConfig};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
+use serde_json::Value;
 
 const PAUSE: &str = "127.0.0.1:5000/sergeant/pause:1.0";
 const TERMMSG: &str = "127.0.0.1:5000/sergeant/termmsg:1.0";
@@ -372,4 +377,52 @@ fn disk_pressure_on_the_image_filesystem_reclaims_unused_images_before_evicting(
         "Running"
     );
     assert!(small.disk().1 > threshold, "the space is really free");
+}
+
+/// The events about Node `node` with reason `reason`, as `kubectl get events` lists them.
+fn node_events(node: &Managed, reason: &str) -> Vec<Value> {
+    let selector = format!(
+        "involvedObject.kind=Node,involvedObject.name={},reason={reason}",
+        node.node
+    );
+    node.cluster
+        .get_json(&["events", "-n", "default", "--field-selector", &selector])
+        .and_then(|list| list["items"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// A goal no pass can reach (usage down to 0 %) is reported on the Node in the API server:
+/// `FreeDiskSpaceFailed` at each pass, `ImageGCFailed` from the second failed pass in a row
+/// (the test's reload changes the minimum age, and a changed policy starts a pass).
+#[test]
+fn a_goal_out_of_reach_is_a_warning_event_on_the_node() {
+    let small = SmallRuntime::up("imagegcevents", 24);
+    let config = TestConfig::new().kubelet(
+        "imageGCHighThresholdPercent: 1\nimageGCLowThresholdPercent: 0\nimageMinimumGCAge: 0s\n\
+         evictionHard:\n  memory.available: 1Mi\n",
+    );
+    let node = Managed::start_on(&small.endpoint, "imagegc-events", config);
+    let failed = wait_for("a FreeDiskSpaceFailed event on the Node", SEEN, || {
+        node_events(&node, "FreeDiskSpaceFailed").into_iter().next()
+    });
+    assert_eq!(failed["type"], "Warning");
+    assert_eq!(failed["involvedObject"]["uid"], node.node.as_str());
+    assert!(
+        failed["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("low threshold")),
+        "{failed}"
+    );
+    let path = &node.agent.config_path;
+    let text = std::fs::read_to_string(path).expect("the config file");
+    std::fs::write(
+        path,
+        text.replace("imageMinimumGCAge: 0s\n", "imageMinimumGCAge: 1s\n"),
+    )
+    .expect("config edited");
+    let repeated = wait_for("an ImageGCFailed event on the Node", SEEN, || {
+        node_events(&node, "ImageGCFailed").into_iter().next()
+    });
+    assert_eq!(repeated["type"], "Warning");
+    assert_eq!(repeated["source"]["host"], node.node.as_str());
 }
