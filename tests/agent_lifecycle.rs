@@ -59,6 +59,7 @@ fn the_standalone_example_starts_serves_its_endpoints_and_stops_cleanly_on_sigte
         ("root/pods/sources", "watching /etc/kubernetes/manifests"),
         ("root/pods/pod-manager", "0 pod actors"),
         ("root/node/gc", "collecting dead containers every 60s"),
+        ("root/node/image-gc", "collecting unused images every 300s"),
         ("root/node/node-status", "standalone: no API server"),
         ("root/pods/status-manager", "standalone: no API server"),
         (

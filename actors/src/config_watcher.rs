@@ -110,11 +110,6 @@ impl ConfigWatcher {
                 Apply::Live(owner) => {
                     tracing::info!(field, %owner, "configuration changed: {field} applied live by {owner}");
                 }
-                Apply::NotActedOn(owner) => tracing::warn!(
-                    field,
-                    %owner,
-                    "configuration changed: {field} accepted, but nothing acts on it: {owner} is not built"
-                ),
                 Apply::RestartRequired => tracing::warn!(
                     field,
                     "configuration changed: {field} takes effect after a restart; the running value stays"

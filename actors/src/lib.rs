@@ -11,6 +11,7 @@ pub mod events;
 pub mod eviction;
 pub mod gc;
 mod hangup;
+pub mod image_gc;
 pub mod logs;
 pub mod mirror;
 pub mod node_cgroups;

@@ -4,7 +4,7 @@
 //! root (one_for_one)
 //! ├─ config-watcher
 //! ├─ runtime (rest_for_one): runtime-adapter, cni-adapter, pleg
-//! ├─ node (one_for_one): stats-provider, node-status, eviction-manager, gc,
+//! ├─ node (one_for_one): stats-provider, node-status, image-gc, eviction-manager, gc,
 //! │   container-log-manager
 //! ├─ pods (one_for_one): sources, mirror-pods, event-recorder and api-source (managed),
 //! │   pod-supervisor (dynamic: one pod actor per pod, named by UID, each with its probe
@@ -101,6 +101,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     let node_name = deps.node_name;
     let log_node = node_name.clone();
     let source_node = node_name.clone();
+    let image_gc_node = node_name.clone();
     let pleg_health = watch::Sender::new(None);
     let (pleg_port, pleg_pods, pleg_publish) = (
         port.clone(),
@@ -140,7 +141,23 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     );
     let stats = watch::Sender::new(None);
     let pressure = watch::Sender::new(std::collections::BTreeSet::new());
+    // Events go to the recorder in managed mode; the node's own (image GC) come from `node`.
+    let (events, event_inbox) = if deps.api.is_some() {
+        let (sink, inbox) = crate::events::channel();
+        (sink, Some(inbox))
+    } else {
+        (crate::events::EventSink::standalone(), None)
+    };
+    let image_gc_slot = Slot::new("image-gc");
+    let image_gc = crate::image_gc::child_spec(
+        &image_gc_slot,
+        port.clone(),
+        deps.config.subscribe(),
+        events.clone(),
+        image_gc_node,
+    );
     let eviction_manager = crate::eviction::child_spec(crate::eviction::EvictionDeps {
+        images: image_gc_slot.reference(policy.delivery_timeout),
         port: port.clone(),
         config: deps.config.subscribe(),
         stats: stats.subscribe(),
@@ -167,6 +184,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
                         pressure: pressure.subscribe(),
                     }),
             ),
+            image_gc,
             eviction_manager,
             crate::gc::child_spec(
                 port.clone(),
@@ -185,9 +203,8 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     let status_slot: Slot<StatusManager> = Slot::new("status-manager");
     let mut pod_sources = vec![file_source.subscribe()];
     let mut pods_children = vec![sources];
-    let mut events = crate::events::EventSink::standalone();
     let mirrors = watch::Sender::new(crate::mirror::MirrorView::new());
-    if let Some(client) = deps.api.clone() {
+    if let (Some(client), Some(inbox)) = (deps.api.clone(), event_inbox) {
         pod_sources.push(api_source.subscribe());
         pods_children.push(crate::mirror::child_spec(
             client.clone(),
@@ -195,8 +212,6 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
             file_source.subscribe(),
             mirrors.clone(),
         ));
-        let (sink, inbox) = crate::events::channel();
-        events = sink;
         pods_children.push(crate::events::child_spec(
             client.clone(),
             source_node.clone(),

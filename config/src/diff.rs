@@ -52,24 +52,12 @@ impl std::fmt::Display for Owner {
     }
 }
 
-impl Owner {
-    /// Whether the owner is built and follows the configuration feed. Image garbage
-    /// collection is not built yet: a change of its fields is kept in the active
-    /// configuration, and nothing acts on it.
-    #[must_use]
-    pub const fn acts(self) -> bool {
-        !matches!(self, Owner::ImageGc)
-    }
-}
-
 /// How a changed field takes effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Apply {
     /// The owner applies it without restarting the agent.
     Live(Owner),
-    /// Accepted into the active configuration, but its owner is not built: nothing acts on it.
-    NotActedOn(Owner),
     /// The agent must restart for it to take effect.
     RestartRequired,
 }
@@ -192,16 +180,10 @@ fn compare(prefix: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec
         if finer {
             compare(&field, before, after, out);
         } else {
-            let apply = LIVE.iter().find(|(path, _)| *path == field).map_or(
-                Apply::RestartRequired,
-                |(_, owner)| {
-                    if owner.acts() {
-                        Apply::Live(*owner)
-                    } else {
-                        Apply::NotActedOn(*owner)
-                    }
-                },
-            );
+            let apply = LIVE
+                .iter()
+                .find(|(path, _)| *path == field)
+                .map_or(Apply::RestartRequired, |(_, owner)| Apply::Live(*owner));
             out.push(FieldChange { field, apply });
         }
     }

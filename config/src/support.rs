@@ -584,34 +584,6 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Result<Vec<Notice>, Viol
             ));
         }
     }
-    let defaults = KubeletConfiguration::default();
-    for (set, path) in [
-        (
-            config.image_gc_high_threshold_percent != defaults.image_gc_high_threshold_percent,
-            "imageGCHighThresholdPercent",
-        ),
-        (
-            config.image_gc_low_threshold_percent != defaults.image_gc_low_threshold_percent,
-            "imageGCLowThresholdPercent",
-        ),
-        (
-            config.image_minimum_gc_age != defaults.image_minimum_gc_age,
-            "imageMinimumGCAge",
-        ),
-        (
-            config.image_maximum_gc_age != defaults.image_maximum_gc_age,
-            "imageMaximumGCAge",
-        ),
-    ] {
-        if set {
-            notices.push(Notice::new(
-                path,
-                "image garbage collection is not built: no unused image is removed (disk \
-                 pressure reclaims dead containers only)"
-                    .to_owned(),
-            ));
-        }
-    }
     for (thresholds, path) in [
         (&config.eviction_hard, "evictionHard"),
         (&config.eviction_soft, "evictionSoft"),

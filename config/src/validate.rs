@@ -190,7 +190,12 @@ fn image_gc(config: &KubeletConfiguration) -> Check {
     require(low < high, "imageGCLowThresholdPercent", || {
         format!("{low} must be lower than imageGCHighThresholdPercent ({high})")
     })
-    .map_err(|violation| violation.related_to("imageGCHighThresholdPercent"))
+    .map_err(|violation| violation.related_to("imageGCHighThresholdPercent"))?;
+    let (max, min) = (config.image_maximum_gc_age, config.image_minimum_gc_age);
+    require(max.is_zero() || max > min, "imageMaximumGCAge", || {
+        format!("{max} must be 0 (no maximum) or longer than imageMinimumGCAge ({min})")
+    })
+    .map_err(|violation| violation.related_to("imageMinimumGCAge"))
 }
 
 fn eviction(config: &KubeletConfiguration) -> Check {

@@ -233,6 +233,12 @@ fn relations_between_fields() {
         "deploy/x.yaml:3:1: imageGCLowThresholdPercent: 80 must be lower than imageGCHighThresholdPercent (70)",
     );
     check(
+        &format!("{HEAD}imageMaximumGCAge: 1m\n"),
+        3,
+        Some("imageMaximumGCAge"),
+        "deploy/x.yaml:3:1: imageMaximumGCAge: 1m0s must be 0 (no maximum) or longer than imageMinimumGCAge (2m0s)",
+    );
+    check(
         &format!("{HEAD}evictionSoft:\n  nodefs.available: 15%\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n"),
         4,
         Some("evictionSoft.nodefs.available"),

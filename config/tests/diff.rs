@@ -118,14 +118,25 @@ fn live_fields_name_their_owner() {
 }
 
 #[test]
-fn fields_of_owners_not_built_are_said_to_be_not_acted_on() {
-    assert_eq!(
-        changes("", "imageGCHighThresholdPercent: 90\n"),
-        one(
+fn image_gc_fields_are_applied_live_by_the_image_collector() {
+    for (new, field) in [
+        (
+            "imageGCHighThresholdPercent: 90\n",
             "imageGCHighThresholdPercent",
-            Apply::NotActedOn(Owner::ImageGc)
-        )
-    );
+        ),
+        (
+            "imageGCLowThresholdPercent: 70\n",
+            "imageGCLowThresholdPercent",
+        ),
+        ("imageMinimumGCAge: 5m\n", "imageMinimumGCAge"),
+        ("imageMaximumGCAge: 24h\n", "imageMaximumGCAge"),
+    ] {
+        assert_eq!(
+            changes("", new),
+            one(field, Apply::Live(Owner::ImageGc)),
+            "{new}"
+        );
+    }
 }
 
 #[test]

@@ -153,8 +153,18 @@ fn an_allocatable_memory_threshold_is_warned_as_never_met() {
 }
 
 #[test]
-fn image_garbage_collection_is_warned_as_not_built() {
-    let config = parse("imageGCHighThresholdPercent: 90\n").unwrap();
-    let warning = warning_about(&config, "imageGCHighThresholdPercent");
-    assert!(warning.reason.contains("not built"), "{warning}");
+fn image_garbage_collection_settings_are_quiet() {
+    let config = parse(
+        "imageGCHighThresholdPercent: 90\nimageGCLowThresholdPercent: 50\n\
+         imageMinimumGCAge: 1m\nimageMaximumGCAge: 24h\n",
+    )
+    .unwrap();
+    assert!(
+        config
+            .warnings
+            .iter()
+            .all(|w| !w.field.starts_with("image")),
+        "{:?}",
+        config.warnings
+    );
 }

@@ -53,7 +53,13 @@ impl Managed {
         config: TestConfig,
         extra_args: &[&str],
     ) -> Self {
-        Self::launch(node, env, config, extra_args, None)
+        Self::launch(node, env, config, extra_args, None, &cri_endpoint())
+    }
+
+    /// A node named `node` with configuration `config` on the containerd at `endpoint` (one
+    /// the test started itself).
+    pub fn start_on(endpoint: &str, node: &str, config: TestConfig) -> Self {
+        Self::launch(node, &[], config, &[], None, endpoint)
     }
 
     /// [`Managed::start_with`] with sergeant talking to another API server of the cluster, at
@@ -65,7 +71,7 @@ impl Managed {
         config: TestConfig,
         extra_args: &[&str],
     ) -> Self {
-        Self::launch(node, env, config, extra_args, Some(server))
+        Self::launch(node, env, config, extra_args, Some(server), &cri_endpoint())
     }
 
     fn launch(
@@ -74,6 +80,7 @@ impl Managed {
         config: TestConfig,
         extra_args: &[&str],
         server: Option<&str>,
+        endpoint: &str,
     ) -> Self {
         let cluster = Cluster::from_env();
         let kubeconfig = match server {
@@ -90,7 +97,7 @@ impl Managed {
             "--grace-period=0",
             "--force",
         ]);
-        let config = config.kubelet(&format!("containerRuntimeEndpoint: {}\n", cri_endpoint()));
+        let config = config.kubelet(&format!("containerRuntimeEndpoint: {endpoint}\n"));
         let mut args = vec!["--hostname-override", node, "--kubeconfig", &kubeconfig];
         args.extend_from_slice(extra_args);
         let agent = Agent::start_with_args(&config, env, &args);

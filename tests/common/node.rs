@@ -41,6 +41,11 @@ impl Node {
     pub fn start_with_env(tag: &str, kubelet_extra: &str, env: &[(&str, &str)]) -> Self {
         let endpoint = std::env::var("SERGEANT_CRI_ENDPOINT")
             .expect("SERGEANT_CRI_ENDPOINT is not set: run the tests through tests/run.sh, which starts containerd");
+        Self::start_on(&endpoint, tag, kubelet_extra, env)
+    }
+
+    /// [`Node::start_with_env`] on the containerd at `endpoint` (one a test started itself).
+    pub fn start_on(endpoint: &str, tag: &str, kubelet_extra: &str, env: &[(&str, &str)]) -> Self {
         let manifests = tempfile::tempdir().expect("a manifest dir").keep();
         let node_name = format!("node-{tag}");
         let config = TestConfig::new()

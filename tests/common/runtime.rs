@@ -3,7 +3,7 @@
 
 use sergeant_config::Endpoint;
 use sergeant_runtime_adapters::cri::api::{
-    Container, ContainerFilter, ContainerStatus, PodSandbox, PodSandboxFilter,
+    Container, ContainerFilter, ContainerStatus, Image, PodSandbox, PodSandboxFilter,
 };
 use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
 
@@ -73,6 +73,20 @@ impl Runtime {
         self.tokio
             .block_on(self.client.remove_image(image))
             .unwrap_or_else(|e| panic!("removing image {image}: {e}"));
+    }
+
+    /// Pulls image `image` (from a registry that wants no credentials).
+    pub fn pull_image(&self, image: &str) {
+        self.tokio
+            .block_on(self.client.pull_image(image, None, None))
+            .unwrap_or_else(|e| panic!("pulling image {image}: {e}"));
+    }
+
+    /// Every image the runtime holds.
+    pub fn images(&self) -> Vec<Image> {
+        self.tokio
+            .block_on(self.client.list_images(None))
+            .expect("images listed")
     }
 
     /// Stops container `id` at once (no grace period), as something outside sergeant would.

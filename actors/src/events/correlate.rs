@@ -192,10 +192,12 @@ fn evict<K: Ord + Clone, V>(cache: &mut BTreeMap<K, V>, used: impl Fn(&V) -> Ins
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::record::ObjectKind;
 
     fn record(reason: &'static str, message: &str) -> Record {
         Record {
             object: Involved {
+                kind: ObjectKind::Pod,
                 namespace: "ns".to_owned(),
                 name: "web".to_owned(),
                 uid: "u1".to_owned(),

@@ -1,5 +1,6 @@
-//! Events: what happened to a pod (an image pulled, a container started, a probe failed), as
-//! the upstream kubelet reports it — `core/v1` Events with upstream's reasons and messages.
+//! Events: what happened to a pod (an image pulled, a container started, a probe failed) or to
+//! the node (image garbage collection short of its goal), as the upstream kubelet reports it —
+//! `core/v1` Events with upstream's reasons and messages.
 //!
 //! Pod actors emit through an [`EventSink`] (a bounded queue that never blocks them; a full
 //! queue drops and counts) — bound to their pod as [`PodEvents`], and for the work deep in a
@@ -20,7 +21,7 @@ mod write;
 
 pub use duration::go_millis;
 pub use inbox::Inbox;
-pub use record::{reason, EventType, Involved, Record};
+pub use record::{reason, EventType, Involved, ObjectKind, Record};
 pub use recorder::EventRecorder;
 pub use scope::{container_event, pod_event};
 pub use sink::{channel, EventSink, PodEvents};

@@ -55,16 +55,45 @@ pub mod reason {
     /// The pod could not be synced: its pod actor failed more often than its restart
     /// intensity allows and is tried again later.
     pub const FAILED_SYNC: &str = "FailedSync";
+    /// Image garbage collection could not free what the high threshold asked for (node).
+    pub const FREE_DISK_SPACE_FAILED: &str = "FreeDiskSpaceFailed";
+    /// Image garbage collection failed twice in a row (node).
+    pub const IMAGE_GC_FAILED: &str = "ImageGCFailed";
+    /// The image filesystem reports no capacity (node).
+    pub const INVALID_DISK_CAPACITY: &str = "InvalidDiskCapacity";
 }
 
-/// The object an event is about: a pod, or one of its containers (`field_path`).
+/// The kind of object an event is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ObjectKind {
+    /// A pod or one of its containers.
+    Pod,
+    /// The node itself (image garbage collection), as upstream's node reference.
+    Node,
+}
+
+impl ObjectKind {
+    /// The API's spelling (`involvedObject.kind`).
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Pod => "Pod",
+            Self::Node => "Node",
+        }
+    }
+}
+
+/// The object an event is about: a pod, one of its containers (`field_path`), or the node.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Involved {
-    /// The pod's namespace (where the event is written).
+    /// A pod or the node.
+    pub kind: ObjectKind,
+    /// The pod's namespace (where the event is written; `default` for the node's, as
+    /// upstream).
     pub namespace: String,
-    /// The pod's name.
+    /// The pod's name, or the node's.
     pub name: String,
-    /// The pod's UID.
+    /// The pod's UID, or the node's name (upstream's node reference has no UID).
     pub uid: String,
     /// `spec.containers{name}` (or `spec.initContainers{name}`) for a container's event.
     pub field_path: Option<String>,

@@ -10,7 +10,7 @@ use sergeant_messages::pods::core::Pod;
 use tokio::sync::mpsc;
 
 use super::inbox::Inbox;
-use super::record::{reason, EventType, Involved, Record};
+use super::record::{reason, EventType, Involved, ObjectKind, Record};
 use super::EVENTS_TOTAL;
 
 /// How many events may wait for the recorder before new ones are dropped.
@@ -53,6 +53,24 @@ impl EventSink {
         }
     }
 
+    /// An event about node `node` itself (image garbage collection), written to the
+    /// `default` namespace as upstream writes node events.
+    pub fn node(&self, node: &str, kind: EventType, reason: &'static str, message: String) {
+        self.emit(Record {
+            object: Involved {
+                kind: ObjectKind::Node,
+                namespace: "default".to_owned(),
+                name: node.to_owned(),
+                uid: node.to_owned(),
+                field_path: None,
+            },
+            kind,
+            reason,
+            message,
+            at: SystemTime::now(),
+        });
+    }
+
     /// This sink bound to `pod`.
     #[must_use]
     pub fn for_pod(&self, pod: &Pod) -> PodEvents {
@@ -65,6 +83,7 @@ impl EventSink {
         PodEvents {
             sink: self.clone(),
             pod: Involved {
+                kind: ObjectKind::Pod,
                 namespace: pod
                     .metadata
                     .namespace

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 
-use super::record::Record;
+use super::record::{ObjectKind, Record};
 use sergeant_core::status::api_time;
 
 /// The component that writes the events, as upstream.
@@ -75,8 +75,8 @@ pub fn event(new: &NewEvent<'_>, node: &str) -> Event {
         },
         involved_object: ObjectReference {
             api_version: Some("v1".to_owned()),
-            kind: Some("Pod".to_owned()),
-            namespace: Some(object.namespace.clone()),
+            kind: Some(object.kind.as_str().to_owned()),
+            namespace: (object.kind == ObjectKind::Pod).then(|| object.namespace.clone()),
             name: Some(object.name.clone()),
             uid: Some(object.uid.clone()),
             field_path: object.field_path.clone(),
@@ -134,12 +134,13 @@ pub async fn patch_repeat(client: Client, event: &Event) -> Result<(), EventWrit
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::record::{EventType, Involved};
+    use crate::events::record::{EventType, Involved, ObjectKind};
 
     #[test]
     fn the_event_names_the_pod_container_and_node() {
         let record = Record {
             object: Involved {
+                kind: ObjectKind::Pod,
                 namespace: "team".to_owned(),
                 name: "web".to_owned(),
                 uid: "u1".to_owned(),
@@ -170,5 +171,34 @@ mod tests {
             (json["type"].as_str(), json["count"].as_i64()),
             (Some("Normal"), Some(3))
         );
+    }
+
+    #[test]
+    fn a_node_event_names_the_node_and_is_written_to_default() {
+        let record = Record {
+            object: Involved {
+                kind: ObjectKind::Node,
+                namespace: "default".to_owned(),
+                name: "node-a".to_owned(),
+                uid: "node-a".to_owned(),
+                field_path: None,
+            },
+            kind: EventType::Warning,
+            reason: "FreeDiskSpaceFailed",
+            message: "short".to_owned(),
+            at: SystemTime::now(),
+        };
+        let new = NewEvent {
+            record: &record,
+            name: "node-a.1",
+            message: &record.message,
+            count: 1,
+            first: record.at,
+        };
+        let json = serde_json::to_value(event(&new, "node-a")).unwrap();
+        assert_eq!(json["metadata"]["namespace"], "default");
+        assert_eq!(json["involvedObject"]["kind"], "Node");
+        assert_eq!(json["involvedObject"]["name"], "node-a");
+        assert!(json["involvedObject"].get("namespace").is_none());
     }
 }

@@ -20,6 +20,7 @@ use super::observe;
 use super::reclaim::{Outcome, Reclaimer, EVICTIONS_METRIC, STATS_AGE_METRIC};
 use crate::config_feed::{self, ConfigState};
 use crate::gc::collect::Pass;
+use crate::image_gc::ImageGarbageCollector;
 use crate::pod_manager::PodManager;
 use crate::runtime::RuntimePort;
 use crate::stats::StatsFeed;
@@ -39,6 +40,8 @@ pub struct EvictionDeps {
     pub stats: StatsFeed,
     /// The pod manager: the pods, and where evictions go.
     pub pods: ChildRef<PodManager>,
+    /// The image collector, asked for every unused image under disk pressure.
+    pub images: ChildRef<ImageGarbageCollector>,
     /// Where the pressure conditions are published (it outlives the actor).
     pub pressure: watch::Sender<BTreeSet<Pressure>>,
 }
@@ -127,6 +130,7 @@ impl EvictionManager {
         let reclaimer = Reclaimer {
             port: self.deps.port.clone(),
             pods: self.deps.pods.clone(),
+            images: self.deps.images.clone(),
             gc: Pass {
                 port: self.deps.port.clone(),
                 pods: self.deps.pods.clone(),

@@ -2,7 +2,8 @@
 //! the eviction signals ([`observe`]), lets [`sergeant_core::eviction::decide`] decide, publishes
 //! the node's pressure conditions on the [`crate::pressure_feed::PressureFeed`] (read by the node status and by
 //! admission), and carries out the reclaim ([`reclaim`]): node-level first for disk (dead
-//! containers), then one pod at a time, waiting for its containers to stop.
+//! containers, then unused images through [`crate::image_gc`]), then one pod at a time,
+//! waiting for its containers to stop.
 //!
 //! Entry point: [`child_spec`].
 

@@ -1,7 +1,7 @@
 //! Carrying out one decision to reclaim: node-level first for disk signals (a garbage
-//! collection pass of dead containers, then the signal read again), then the first pod in
-//! upstream's ranking is evicted and its containers waited for, so the next decision sees
-//! what its eviction freed.
+//! collection pass of dead containers, then every unused image, then the signal read again),
+//! then the first pod in upstream's ranking is evicted and its containers waited for, so the
+//! next decision sees what its eviction freed.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,6 +18,7 @@ use sergeant_messages::runtime::cri;
 
 use super::observe;
 use crate::gc::collect::{self, Pass};
+use crate::image_gc::{ImageGarbageCollector, ReclaimImages};
 use crate::pod_manager::{EvictPod, ListPods, PodManager};
 use crate::runtime::RuntimePort;
 use crate::stats::Sample;
@@ -46,6 +47,8 @@ pub struct Reclaimer {
     pub node: Arc<NodeContext>,
     /// The garbage collection pass run for node-level reclaim.
     pub gc: Pass,
+    /// The image collector, asked for every unused image after the dead containers.
+    pub images: ChildRef<ImageGarbageCollector>,
     /// `evictionMaxPodGracePeriod`: the longest grace period of a pod evicted for a soft
     /// threshold.
     pub max_pod_grace: Duration,
@@ -80,6 +83,15 @@ impl Reclaimer {
                     "node-level reclaim"
                 ),
                 Err(err) => tracing::warn!(signal = %signal, "node-level reclaim: {err}"),
+            }
+            match self.images.send(ReclaimImages).await {
+                Ok(Ok(freed)) => {
+                    tracing::info!(signal = %signal, freed, "node-level reclaim: unused images")
+                }
+                Ok(Err(err)) => {
+                    tracing::warn!(signal = %signal, "node-level reclaim of images: {err}")
+                }
+                Err(err) => tracing::warn!(signal = %signal, "node-level reclaim of images: {err}"),
             }
             let again = self.read_disk(&sample, signal).await;
             if again.is_some_and(|observed| !reclaim.threshold.met(&observed, true)) {

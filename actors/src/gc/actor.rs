@@ -161,7 +161,7 @@ impl GarbageCollector {
             }
         };
         self.env.set_status(format!(
-            "collecting dead containers every {every:?} (unused images: not built yet); {last}"
+            "collecting dead containers every {every:?} (unused images: image-gc); {last}"
         ));
     }
 }

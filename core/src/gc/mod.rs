@@ -15,6 +15,8 @@ use sergeant_config::sergeant::GarbageCollection;
 
 use crate::labels;
 
+pub mod images;
+
 /// The limits a pass applies, from `garbageCollection` of the configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Policy {
