@@ -1,5 +1,6 @@
-//! Log output: text or JSON on stderr or to the `--log-file` ([`crate::log_file`]), with a
-//! verbosity that can change while running.
+//! Log output: text or JSON on stderr or to the `--log-file` ([`crate::log_file`]), plus the
+//! Event Log for a Windows service ([`crate::event_log`]), with a verbosity that can change
+//! while running.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use sergeant_actors::config_watcher::VerbosityControl;
 use sergeant_config::kubelet::{LogFormat, Logging};
 
+use crate::event_log;
 use crate::log_file::RotatingFile;
 use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
@@ -38,17 +40,21 @@ fn filter_for(verbosity: u32) -> EnvFilter {
     EnvFilter::new(format!("info,{}", directives.join(",")))
 }
 
-/// Installs the global subscriber, writing to `file` when given and to stderr otherwise, and
-/// returns the control that changes its verbosity.
+/// Installs the global subscriber, writing to `file` when given and to stderr otherwise (and,
+/// with `event_log`, to the Windows Event Log too), and returns the control that changes its
+/// verbosity.
 ///
 /// # Errors
 /// When a global subscriber is already installed.
 pub fn init(
     logging: &Logging,
     file: Option<RotatingFile>,
+    event_log: bool,
 ) -> Result<VerbosityControl, tracing_subscriber::util::TryInitError> {
     let (filter, handle) = reload::Layer::new(filter_for(logging.verbosity));
-    let registry = Registry::default().with(filter);
+    let registry = Registry::default()
+        .with(filter)
+        .with(event_log.then(event_log::layer).flatten());
     let (writer, ansi) = match file {
         Some(file) => (BoxMakeWriter::new(file), false),
         None => (

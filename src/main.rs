@@ -4,6 +4,7 @@
 
 mod adapters;
 mod cli;
+mod event_log;
 mod log_file;
 mod logging;
 mod memory;
@@ -96,8 +97,8 @@ fn run(
     log_file: Option<RotatingFile>,
     mut service: Option<ServiceLink>,
 ) -> anyhow::Result<u8> {
-    let verbosity =
-        logging::init(&config.kubelet.logging, log_file).context("setting up logging")?;
+    let verbosity = logging::init(&config.kubelet.logging, log_file, service.is_some())
+        .context("setting up logging")?;
     if cli.log_file.is_none() && cli.log_file_max_size.is_some() {
         tracing::warn!("--log-file-max-size has no effect without --log-file");
     }

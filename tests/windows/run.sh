@@ -97,5 +97,8 @@ if [ -n "$made" ]; then
 fi
 echo "== windows: sergeant.exe ran a static pod over $pipe under Wine ($SECONDS s)"
 
-# Service mode under Wine's service control manager (sc create/start/query/stop/delete).
+# Service mode under Wine's service control manager (sc create/start/query/stop/delete), once
+# this run's Wine processes are gone (service.sh starts the prefix's services afresh).
+cleanup
+trap - EXIT
 bash "$here/service.sh"

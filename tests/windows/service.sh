@@ -8,6 +8,9 @@
 #     the log shows Running reported, StopPending reported on the stop request, the tree
 #     stopped cleanly, then Stopped reported, in that order (StartPending is reported before logging is
 #     set up, so only its effect is seen: sc start returns);
+#   - the Event Log got a Warning entry for a warning and Information entries for Running and
+#     StopPending (seen as the ReportEventW calls Wine prints on its eventlog debug channel: Wine
+#     keeps no Event Log to read back);
 #   - a service whose configuration is invalid ends STOPPED with the service-specific exit code
 #     2 (sergeant's bad-configuration code).
 # Expects tests/windows/build.sh to have built sergeant.exe (run.sh does).
@@ -58,8 +61,12 @@ command_line() {
     printf '%s --windows-service --config %s --root-dir %s --hostname-override winsvc --log-file %s' \
         "$(win "$exe")" "$(win "$run/$1")" "$(win "$run/root")" "$(win "$run/$2")"
 }
-sc create "$name" binPath= "$(command_line config.yaml service.log)" >/dev/null ||
-    fail "sc create $name"
+# The Event Log: Wine's ReportEventW writes each entry to its `eventlog` debug channel on the
+# stderr that services.exe (and so the service) inherited from the Wine command that started it.
+# So this script starts the prefix's services afresh, from a command whose stderr it keeps.
+timeout 60 "$WINESERVER" -w || fail "the Wine prefix's processes still running after 60 s"
+WINEDEBUG=-all,+eventlog "$WINE" sc create "$name" binPath= "$(command_line config.yaml service.log)" \
+    >/dev/null 2>"$run/wine.log" || fail "sc create $name"
 in_state "$name" STOPPED || fail "a new service is not STOPPED: $(state "$name")"
 
 sc start "$name" >/dev/null || fail "sc start $name"
@@ -85,6 +92,15 @@ for step in 'service: reported Running' \
     last=$at
 done
 
+# The Event Log got the warnings (a Warning entry) and the service's state changes
+# (Information entries), as ReportEventW calls.
+for entry in 'warn:eventlog:ReportEventW L"sergeant_actors::config_watcher: cannot listen for SIGHUP' \
+    'trace:eventlog:ReportEventW L"sergeant::service::platform: service: reported Running' \
+    'trace:eventlog:ReportEventW L"sergeant::service::platform: service: reported StopPending'; do
+    grep -q -F "$entry" "$run/wine.log" ||
+        fail "no Event Log entry ${entry#*L\"} in Wine's eventlog channel: $(grep -c eventlog "$run/wine.log") entries"
+done
+
 # A service that cannot start: stopped with sergeant's bad-configuration code.
 sc create "$bad" binPath= "$(command_line bad.yaml bad.log)" >/dev/null || fail "sc create $bad"
 sc start "$bad" >/dev/null || true
@@ -92,4 +108,4 @@ wait_until "the misconfigured service STOPPED" in_state "$bad" STOPPED
 specific=$(query_value "$bad" SERVICE_EXIT_CODE)
 [ "$specific" = 2 ] || fail "the misconfigured service's SERVICE_EXIT_CODE is $specific, not 2"
 
-echo "== windows: sergeant.exe ran as a service under Wine's service manager: sc start -> RUNNING, /healthz ok, sc stop -> STOPPED (exit 0) after an ordered shutdown; a bad configuration -> STOPPED with code 2 ($SECONDS s)"
+echo "== windows: sergeant.exe ran as a service under Wine's service manager: sc start -> RUNNING, /healthz ok, sc stop -> STOPPED (exit 0) after an ordered shutdown, Event Log entries written; a bad configuration -> STOPPED with code 2 ($SECONDS s)"
