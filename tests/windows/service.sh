@@ -44,6 +44,7 @@ fail() {
     echo "tests/windows/service.sh: FAILED: $*" >&2
     echo "--- sc query $name" >&2; sc query "$name" >&2 || true
     echo "--- service log" >&2; tail -n 60 "$run/service.log" >&2 || true
+    echo "--- the service's stderr" >&2; grep -v eventlog "$run/wine.log" | tail -n 20 >&2 || true
     exit 1
 }
 # The STATE line's name (RUNNING, STOPPED, ...) of service $1.
