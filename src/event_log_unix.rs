@@ -7,3 +7,6 @@ use tracing_subscriber::Layer;
 pub fn layer<S: Subscriber>() -> Option<Box<dyn Layer<S> + Send + Sync>> {
     None
 }
+
+/// Nothing: only Windows has an Event Log (and only its service reports to it).
+pub fn report_error(_message: &str) {}

@@ -1,7 +1,7 @@
 //! The Event Log layer: warnings and errors, and the service's state changes, written to the
-//! Application log under the source `sergeant` (`RegisterEventSourceW` / `ReportEventW`). No
-//! message file is registered, so Event Viewer shows each event's text as its only insertion
-//! string.
+//! Application log under the source `sergeant` (`RegisterEventSourceW` / `ReportEventW`), and
+//! why the service could not start ([`report_error`]). No message file is registered, so Event
+//! Viewer shows each event's text as its only insertion string.
 
 use std::fmt::{self, Write as _};
 use std::ptr;
@@ -13,7 +13,7 @@ use tracing_subscriber::Layer;
 use windows_sys::Win32::Foundation::HANDLE;
 use windows_sys::Win32::System::EventLog::{
     DeregisterEventSource, RegisterEventSourceW, ReportEventW, EVENTLOG_ERROR_TYPE,
-    EVENTLOG_INFORMATION_TYPE, EVENTLOG_WARNING_TYPE,
+    EVENTLOG_INFORMATION_TYPE, EVENTLOG_WARNING_TYPE, REPORT_EVENT_TYPE,
 };
 
 /// The event source the entries are written under.
@@ -28,24 +28,60 @@ const MAX_CHARS: usize = 30_000;
 /// The layer writing to the Event Log; `None` (with the reason on stderr) when no event source
 /// can be registered.
 pub fn layer<S: Subscriber>() -> Option<Box<dyn Layer<S> + Send + Sync>> {
-    let source = wide(SOURCE);
-    // SAFETY: a null server name (this machine) and a NUL-terminated UTF-16 source name that
-    // outlives the call.
-    let handle = unsafe { RegisterEventSourceW(ptr::null(), source.as_ptr()) };
-    if handle.is_null() {
-        eprintln!(
-            "sergeant: cannot register the Event Log source {SOURCE}: {}",
-            std::io::Error::last_os_error()
-        );
-        return None;
+    let source = Source::register()?;
+    Some(Box::new(EventLog { source }))
+}
+
+/// Writes `message` to the Event Log as an error (why the service could not start).
+pub fn report_error(message: &str) {
+    if let Some(source) = Source::register() {
+        source.report(EVENTLOG_ERROR_TYPE, message);
     }
-    Some(Box::new(EventLog {
-        source: Source(handle),
-    }))
 }
 
 /// A registered event source.
 struct Source(HANDLE);
+
+impl Source {
+    /// Registers [`SOURCE`] on this machine; `None`, with the reason on stderr, when refused.
+    fn register() -> Option<Self> {
+        let name = wide(SOURCE);
+        // SAFETY: a null server name (this machine) and a NUL-terminated UTF-16 source name that
+        // outlives the call.
+        let handle = unsafe { RegisterEventSourceW(ptr::null(), name.as_ptr()) };
+        if handle.is_null() {
+            eprintln!(
+                "sergeant: cannot register the Event Log source {SOURCE}: {}",
+                std::io::Error::last_os_error()
+            );
+            return None;
+        }
+        Some(Self(handle))
+    }
+
+    /// Writes one entry of `kind` holding `text` (cut to [`MAX_CHARS`]). A failed write has
+    /// nowhere better to go: it is dropped.
+    fn report(&self, kind: REPORT_EVENT_TYPE, text: &str) {
+        let line: String = text.chars().take(MAX_CHARS).collect();
+        let line = wide(&line);
+        let strings = [line.as_ptr()];
+        // SAFETY: a registered source, one NUL-terminated UTF-16 string that outlives the call,
+        // no user SID and no raw data.
+        unsafe {
+            ReportEventW(
+                self.0,
+                kind,
+                0,
+                EVENT_ID,
+                ptr::null_mut(),
+                1,
+                0,
+                strings.as_ptr(),
+                ptr::null(),
+            );
+        }
+    }
+}
 
 // SAFETY: an event source handle may be used by any thread; ReportEventW serializes writes.
 unsafe impl Send for Source {}
@@ -77,27 +113,8 @@ impl<S: Subscriber> Layer<S> for EventLog {
         };
         let mut text = Text(String::new());
         event.record(&mut text);
-        let line: String = format!("{}: {}", metadata.target(), text.0)
-            .chars()
-            .take(MAX_CHARS)
-            .collect();
-        let line = wide(&line);
-        let strings = [line.as_ptr()];
-        // SAFETY: a registered source, one NUL-terminated UTF-16 string that outlives the call,
-        // no user SID and no raw data. A failed write has nowhere better to go: it is dropped.
-        unsafe {
-            ReportEventW(
-                self.source.0,
-                kind,
-                0,
-                EVENT_ID,
-                ptr::null_mut(),
-                1,
-                0,
-                strings.as_ptr(),
-                ptr::null(),
-            );
-        }
+        self.source
+            .report(kind, &format!("{}: {}", metadata.target(), text.0));
     }
 }
 

@@ -49,31 +49,38 @@ fn main() -> ExitCode {
 /// Loads the configuration and runs the agent until it stops (as a service when `service`
 /// links it to the service manager); the process exit code.
 fn agent(cli: &cli::Cli, service: Option<ServiceLink>) -> u8 {
+    // A service has no console: what stops it before logging is set up goes to the Event Log.
+    let as_service = service.is_some();
+    let failed = |code: u8, message: String| {
+        eprintln!("{message}");
+        if as_service {
+            event_log::report_error(&message);
+        }
+        code
+    };
     let flags = cli.overrides();
     let config = match NodeConfig::load(&cli.config, &flags) {
         Ok(config) => config,
         Err(err) => {
-            eprintln!("sergeant: invalid configuration: {err}");
-            return EXIT_BAD_CONFIG;
+            return failed(
+                EXIT_BAD_CONFIG,
+                format!("sergeant: invalid configuration: {err}"),
+            );
         }
     };
     if let Err(reason) = swap::refuse_swap(&cli.config, &config) {
-        eprintln!("sergeant: invalid configuration: {reason}");
-        return EXIT_BAD_CONFIG;
+        return failed(
+            EXIT_BAD_CONFIG,
+            format!("sergeant: invalid configuration: {reason}"),
+        );
     }
     let log_file = match open_log_file(cli) {
         Ok(file) => file,
-        Err(err) => {
-            eprintln!("sergeant: {err}");
-            return EXIT_BAD_CONFIG;
-        }
+        Err(err) => return failed(EXIT_BAD_CONFIG, format!("sergeant: {err}")),
     };
     match run(cli, flags, config, log_file, service) {
         Ok(code) => code,
-        Err(err) => {
-            eprintln!("sergeant: {err:#}");
-            EXIT_FAILED
-        }
+        Err(err) => failed(EXIT_FAILED, format!("sergeant: {err:#}")),
     }
 }
 

@@ -12,7 +12,7 @@
 #     StopPending (seen as the ReportEventW calls Wine prints on its eventlog debug channel: Wine
 #     keeps no Event Log to read back);
 #   - a service whose configuration is invalid ends STOPPED with the service-specific exit code
-#     2 (sergeant's bad-configuration code).
+#     2 (sergeant's bad-configuration code), with an Error entry in the Event Log saying why.
 # Expects tests/windows/build.sh to have built sergeant.exe (run.sh does).
 set -euo pipefail
 
@@ -108,5 +108,8 @@ sc start "$bad" >/dev/null || true
 wait_until "the misconfigured service STOPPED" in_state "$bad" STOPPED
 specific=$(query_value "$bad" SERVICE_EXIT_CODE)
 [ "$specific" = 2 ] || fail "the misconfigured service's SERVICE_EXIT_CODE is $specific, not 2"
+# ... and an Error entry in the Event Log saying why.
+grep -q -F 'err:eventlog:ReportEventW L"sergeant: invalid configuration: ' "$run/wine.log" ||
+    fail "no Event Log error entry for the misconfigured service"
 
-echo "== windows: sergeant.exe ran as a service under Wine's service manager: sc start -> RUNNING, /healthz ok, sc stop -> STOPPED (exit 0) after an ordered shutdown, Event Log entries written; a bad configuration -> STOPPED with code 2 ($SECONDS s)"
+echo "== windows: sergeant.exe ran as a service under Wine's service manager: sc start -> RUNNING, /healthz ok, sc stop -> STOPPED (exit 0) after an ordered shutdown, Event Log entries written; a bad configuration -> STOPPED with code 2 and an Event Log error ($SECONDS s)"
