@@ -34,6 +34,17 @@ pub struct Cli {
     /// Log verbosity (overrides logging.verbosity): 0–2 info, 3–4 debug, 5 and up trace.
     #[arg(short = 'v', long = "v")]
     pub verbosity: Option<u32>,
+    /// Write the log to this file instead of stderr (created, or appended to).
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+    /// Rotate --log-file before it would pass this size, in MB of 1024 × 1024 bytes (default
+    /// 1800; 0 = never rotate). The 5 newest rotated files are kept, PATH.1 (newest) to PATH.5.
+    #[arg(long, value_name = "MB", allow_negative_numbers = true)]
+    pub log_file_max_size: Option<u64>,
+    /// Run as a Windows service: report to the service control manager and stop the agent
+    /// in order when it asks (Windows builds only; refused elsewhere).
+    #[arg(long)]
+    pub windows_service: bool,
 }
 
 impl Cli {
@@ -49,5 +60,34 @@ impl Cli {
             node_ip: self.node_ip,
             verbosity: self.verbosity,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory as _, Parser as _};
+
+    use super::Cli;
+    use crate::log_file::{DEFAULT_MAX_SIZE_MB, KEPT_OLD_FILES};
+
+    #[test]
+    fn log_file_help_states_the_default_and_the_files_kept() {
+        let help = Cli::command().render_long_help().to_string();
+        assert!(
+            help.contains(&format!("default {DEFAULT_MAX_SIZE_MB}")),
+            "{help}"
+        );
+        assert!(
+            help.contains(&format!("The {KEPT_OLD_FILES} newest rotated files")),
+            "{help}"
+        );
+        assert!(help.contains(&format!("PATH.{KEPT_OLD_FILES}")), "{help}");
+    }
+
+    #[test]
+    fn a_bad_log_file_size_names_the_flag() {
+        let err = Cli::try_parse_from(["sergeant", "--config", "c", "--log-file-max-size", "-3"])
+            .expect_err("refused");
+        assert!(err.to_string().contains("--log-file-max-size"), "{err}");
     }
 }

@@ -88,7 +88,8 @@ main() {
     # The whole workspace for Windows nodes, with Debian's Rust (installed on the first run)
     # and the standard library built for the target: cold about 25 min on a loaded 2-core
     # machine, warm seconds (tests/windows/build.sh says how long it took). Then sergeant.exe
-    # under Wine runs a static pod on the fake runtime served over a named pipe (~3 s).
+    # under Wine runs a static pod on the fake runtime served over a named pipe (~3 s), and
+    # runs as a service under Wine's sc.exe (~3 s).
     log "Windows build and tests under Wine (x86_64-pc-windows-gnu)"
     bash tests/windows/run.sh
 

@@ -14,6 +14,7 @@
 pub mod admission;
 pub mod allocatable;
 pub mod backoff;
+pub mod cni;
 pub mod credentials;
 pub mod eviction;
 pub mod gc;

@@ -5,13 +5,16 @@
 # static pod, in the same Wine prefix. Passes when, within the deadline, /healthz answers ok,
 # the read-only port's /pods shows the static pod Running with its container running (which
 # takes CRI calls over the pipe: version, sandbox, pull, create, start, status), and /metrics
-# counts the CRI event stream obtained over the pipe, and no pod cgroup was made. Fails,
+# counts the CRI event stream obtained over the pipe, and no pod cgroup was made; then runs
+# tests/windows/service.sh (sergeant.exe as a Windows service under sc.exe). Fails,
 # printing both logs, otherwise.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/windows/env.sh
 . "$here/env.sh"
+# shellcheck source=tests/windows/lib.sh
+. "$here/lib.sh"
 
 bash "$here/build.sh"
 bin="$WIN_TARGET_DIR/$WIN_TARGET/debug"
@@ -19,24 +22,13 @@ bin="$WIN_TARGET_DIR/$WIN_TARGET/debug"
 deadline_s=${WIN_TEST_DEADLINE:-120}
 run=$(mktemp -d /tmp/sergeant-windows.XXXXXX)
 pipe="npipe://./pipe/sergeant-test-$$"
-# Ports of this run: healthz, read-only, kubelet API.
-base=$((30000 + $$ % 2000 * 3))
+# Ports of this run: healthz, read-only, kubelet API; below the kernel's ephemeral range (32768 and
+# up) and the Rust tests' ports (20000 and up), so no outgoing connection holds one.
+base=$((12000 + $$ % 2000 * 3))
 healthz=$base read_only=$((base + 1)) api=$((base + 2))
-win() { printf 'Z:%s' "${1//\//\\}"; }
 
-mkdir -p "$run/manifests"
-cat >"$run/config.yaml" <<YAML
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-staticPodPath: $(win "$run/manifests")
-podLogsDir: $(win "$run/logs")
-healthzBindAddress: 127.0.0.1
-healthzPort: $healthz
-address: 127.0.0.1
-readOnlyPort: $read_only
-port: $api
-containerRuntimeEndpoint: $pipe
-YAML
+kubelet_config "$run/config.yaml" "$run" "$healthz" "$read_only" "$api" \
+    "containerRuntimeEndpoint: $pipe"
 cat >"$run/manifests/web.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod
@@ -65,15 +57,6 @@ fail() {
     echo "--- sergeant-fake-cri.exe" >&2; tail -n 40 "$run/fake-cri.log" >&2 || true
     echo "--- sergeant.exe" >&2; tail -n 60 "$run/sergeant.log" >&2 || true
     exit 1
-}
-# Waits until `$2...` succeeds, or fails naming `$1` after the deadline.
-wait_until() {
-    local what=$1 end=$((SECONDS + deadline_s))
-    shift
-    until "$@"; do
-        ((SECONDS < end)) || fail "$what within ${deadline_s} s"
-        sleep 0.5
-    done
 }
 
 "$WINE" "$bin/sergeant-fake-cri.exe" "$pipe" >"$run/fake-cri.log" 2>&1 &
@@ -113,3 +96,9 @@ if [ -n "$made" ]; then
     fail "sergeant.exe made pod cgroups: $made"
 fi
 echo "== windows: sergeant.exe ran a static pod over $pipe under Wine ($SECONDS s)"
+
+# Service mode under Wine's service control manager (sc create/start/query/stop/delete), once
+# this run's Wine processes are gone (service.sh starts the prefix's services afresh).
+cleanup
+trap - EXIT
+bash "$here/service.sh"
