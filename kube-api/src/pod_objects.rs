@@ -54,20 +54,26 @@ pub async fn fetch_pod_objects(
         objects.insert_token(key.clone(), token);
     }
     tokens.retain(&refs.tokens);
-    objects.insert_services(services(client, pod, namespace).await);
+    objects.insert_services(services(client, user, pod, namespace).await);
     objects
 }
 
-/// The services `pod` links to (see [`linked_services`]): the services of its namespace, listed
-/// unless it turns links off, and the API server's own, `default/kubernetes`.
+/// The services `pod` links to (see [`linked_services`]): the services of its namespace
+/// unless it turns links off, and the API server's own, `default/kubernetes`; from the watch
+/// of every service (see [`ObjectUser::services`]), or listed while it has no first list.
 async fn services(
     client: &Client,
+    user: &ObjectUser,
     pod: &Pod,
     namespace: &str,
 ) -> Result<Vec<LinkedService>, String> {
     let empty = PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
-    let listed = if spec.enable_service_links == Some(false) {
+    let links = spec.enable_service_links != Some(false);
+    if let Some((listed, master)) = user.services(namespace, links).await {
+        return Ok(linked_services(spec, &listed, master.as_ref()));
+    }
+    let listed = if !links {
         Vec::new()
     } else {
         Api::<Service>::namespaced(client.clone(), namespace)

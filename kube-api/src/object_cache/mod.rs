@@ -11,22 +11,27 @@
 //! - `Cache`: a read answers from the last one while it is younger than the node's TTL
 //!   ([`ttl`]), else asks the API server.
 //! - `Get`: every read asks the API server.
+//!
+//! The services whose variables containers get are read from one watch of every service
+//! ([`services`]), whatever the strategy, as upstream's service informer.
 
 mod registry;
+mod services;
 mod ttl;
 mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use kube::{Api, Client};
 use sergeant_config::kubelet::ChangeDetectionStrategy;
 use sergeant_core::spec::{ObjectData, ObjectKind};
 
 use self::registry::Registry;
+use self::services::ServiceStore;
 use self::watch::{answer, follow, Answer, Seen};
 use crate::forbidden::retry_forbidden;
 pub use ttl::{node_ttl, DEFAULT_TTL, TTL_ANNOTATION};
@@ -73,6 +78,8 @@ struct Shared {
     next_user: AtomicU64,
     /// The TTL the Node's annotation gives (`Cache`), as node status last read it.
     node_ttl: Mutex<Option<Duration>>,
+    /// The watched services, started by the first read of them.
+    services: OnceLock<ServiceStore>,
 }
 
 #[derive(Default)]
@@ -112,6 +119,7 @@ impl ObjectCache {
                 state: Mutex::new(State::default()),
                 next_user: AtomicU64::new(0),
                 node_ttl: Mutex::new(None),
+                services: OnceLock::new(),
             }),
         }
     }
@@ -302,6 +310,24 @@ impl ObjectUser {
                 namespace: namespace.to_owned(),
                 name: name.to_owned(),
             })
+            .await
+    }
+}
+
+impl ObjectUser {
+    /// The services of `namespace` (none unless `list`) and `default/kubernetes`, from the
+    /// watch of every service; `None` while its first list is not in after
+    /// [`FIRST_LIST_WAIT`] (then the caller asks the API server).
+    pub async fn services(
+        &self,
+        namespace: &str,
+        list: bool,
+    ) -> Option<(Vec<Service>, Option<Service>)> {
+        let shared = &self.cache.shared;
+        shared
+            .services
+            .get_or_init(|| ServiceStore::start(shared.client.clone()))
+            .services(namespace, list, FIRST_LIST_WAIT)
             .await
     }
 }
