@@ -84,21 +84,6 @@ fn config_map_watches(node: &Managed) -> f64 {
     metric_sum(node, "sergeant_object_watches", &["kind=\"configmap\""])
 }
 
-/// Creates config map `name` in `default` anew (a leftover of an interrupted run deleted).
-fn fresh_config_map(node: &Managed, name: &str, immutable: bool) {
-    node.cluster.kubectl(&[
-        "delete",
-        "configmap",
-        name,
-        "-n",
-        "default",
-        "--ignore-not-found",
-    ]);
-    node.cluster.apply(&format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\nimmutable: {immutable}\ndata:\n  key: value\n"
-    ));
-}
-
 /// What [`measure`] measured.
 struct Measured {
     /// The node, its pods still running.
@@ -119,7 +104,7 @@ fn measure(name: &str, strategy: &str, rounds: usize) -> Measured {
         "configMapAndSecretChangeDetectionStrategy: {strategy}\n"
     ));
     let node = Managed::start_with(name, &[], config, &[]);
-    fresh_config_map(&node, name, false);
+    node.cluster.fresh_config_map(name, false);
     for i in 0..IDLE_PODS {
         node.create(&format!("{name}-{i}"), &mounting(name));
     }
@@ -234,7 +219,7 @@ fn under_get_every_resync_reads_the_config_map() {
 fn an_immutable_config_map_is_not_watched_once_seen() {
     let name = "qps-immutable";
     let node = Managed::start_with(name, &[], TestConfig::new(), &[]);
-    fresh_config_map(&node, name, true);
+    node.cluster.fresh_config_map(name, true);
     node.create(name, &mounting(name));
     node.wait_pod(name, "Running", |p| phase(p) == "Running");
     wait_for(
