@@ -3,7 +3,8 @@
 //! pod's start waits for its turn (upstream's `rest_client_rate_limiter_duration_seconds`),
 //! and the pod still starts, since heartbeats (lease, Node) are never held back. Idle pods
 //! mounting one config map cost no config map reads under the Watch strategy (one watch, dropped
-//! with the last pod using it), while under Get every resync reads it (`sergeant_api_requests_total`).
+//! with the last pod using it), while under Get every resync reads it, and under Cache as often as
+//! the Node's TTL annotation says (`sergeant_api_requests_total`).
 
 mod common;
 
@@ -242,6 +243,37 @@ fn an_immutable_config_map_is_not_watched_once_seen() {
         0.0,
         "the resyncs answer from what the ended watch saw"
     );
+    node.cluster
+        .kubectl(&["delete", "configmap", name, "-n", "default"]);
+}
+
+/// The control plane's TTL controller annotates small clusters' Nodes with
+/// `node.alpha.kubernetes.io/ttl: 0`: under Cache a read is then good for no time, and each
+/// resync reads the config map again, as upstream. Without the annotation the default minute
+/// would answer a whole measurement from one read.
+#[test]
+fn under_cache_the_nodes_ttl_annotation_decides_how_long_a_read_is_good() {
+    let name = "qps-cache";
+    let Measured {
+        node,
+        reads,
+        requests,
+        seconds,
+    } = measure(name, "Cache", 2);
+    let ttl = node.cluster.get_json(&["node", name]).and_then(|n| {
+        n["metadata"]["annotations"]["node.alpha.kubernetes.io/ttl"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    eprintln!(
+        "Cache (node TTL annotation {ttl:?}): {IDLE_PODS} idle pods mounting one config map, {seconds:.1} s of resyncs: {reads} config map reads; {requests} API requests in all"
+    );
+    assert_eq!(ttl.as_deref(), Some("0"), "the TTL controller's annotation");
+    assert!(
+        reads >= IDLE_PODS as f64,
+        "with a TTL of 0 a round of resyncs reads the config map for each pod: {reads}"
+    );
+    assert_eq!(config_map_watches(&node), 0.0, "Cache starts no watch");
     node.cluster
         .kubectl(&["delete", "configmap", name, "-n", "default"]);
 }
