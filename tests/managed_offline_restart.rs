@@ -4,7 +4,8 @@
 //! the sync never waits on the API server (issue 16: "a sync never waits on the API server to
 //! restart a crashed container whose volumes are already set up"). Reading them at every sync
 //! (the Get strategy, or listing services) would fail each restart with
-//! `CreateContainerConfigError` until the API server returned.
+//! `CreateContainerConfigError` until the API server returned. Once it is back, the watch
+//! lists again and the syncs stop asking the API server for the config map.
 //!
 //! sergeant talks to the shared kube-apiserver through a TCP relay (`common::relay`) the test
 //! cuts: every connection reset, every new one refused. Needs the control plane and containerd
@@ -71,6 +72,33 @@ fn a_crashing_container_restarts_while_the_api_server_is_unreachable() {
         "two restarts without the API server in {:.1?}",
         began.elapsed()
     );
+    // Back online, the watch lists again, and the syncs of the restarts that follow read
+    // the config map from it instead of asking the API server.
+    let lists = config_map_requests(&node, "list");
     relay.resume();
+    wait_for("the config map listed again", RESTARTS_BOUND, || {
+        (config_map_requests(&node, "list") > lists).then_some(())
+    });
+    let (gets, before) = (config_map_requests(&node, "get"), attempt(&runtime, &uid));
+    wait_for("two more restarts", RESTARTS_BOUND, || {
+        (attempt(&runtime, &uid) >= before + 2).then_some(())
+    });
+    assert_eq!(
+        config_map_requests(&node, "get"),
+        gets,
+        "syncs read the config map from its watch again"
+    );
     cluster.kubectl(&["delete", "configmap", name, "-n", "default"]);
+}
+
+/// The node's requests with `verb` for config maps so far (sergeant's own count).
+fn config_map_requests(node: &Managed, verb: &str) -> f64 {
+    let (_, metrics) = node.agent.get("/metrics");
+    let verb = format!("verb=\"{verb}\"");
+    metrics
+        .lines()
+        .filter(|line| line.starts_with("sergeant_api_requests_total{"))
+        .filter(|line| line.contains(&verb) && line.contains("resource=\"configmaps\""))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }

@@ -1,7 +1,7 @@
 //! The `Watch` strategy's moving part: one watch per object in use, a list and watch with the
 //! field selector `metadata.name=<name>` (the Node authorizer lets a node list and watch an
-//! object of its pods only by name), kept by kube-runtime's watcher and paced between
-//! failures by the agent's one API back-off. What it sees is published whole in a
+//! object of its pods only by name), kept by kube-runtime's watcher, listed again after each
+//! failure once the agent's one API back-off allows. What it sees is published whole in a
 //! `tokio::sync::watch` channel the reads look at; a watch that fails keeps the last object it
 //! saw and says why it fails, so a read can ask the API server itself. An object marked
 //! `immutable` cannot change any more: its watch ends once it has seen it, and the reads go on
@@ -18,7 +18,6 @@ use tokio::sync::watch;
 
 use super::Fetched;
 use crate::backoff::RetryBackoff;
-use crate::watch::paced;
 
 /// The first step between two attempts after a failure, as the pod watch's.
 const RETRY_FIRST: Duration = Duration::from_millis(250);
@@ -77,41 +76,44 @@ pub(super) async fn follow<K>(
 {
     let _running = Running::new(kind);
     let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let stream = paced(
-        watcher(api, config),
-        RetryBackoff::new(RETRY_FIRST, RETRY_MAX),
-    );
-    let mut stream = std::pin::pin!(stream);
-    // The object of a list under way: a relist replaces what was seen only once complete.
-    let mut listed = None;
-    while let Some(item) = stream.next().await {
-        let object = match item {
-            Err(error) => {
-                tracing::debug!("watch of {kind} {name} failed: {error}");
-                seen.send_modify(|seen| seen.failing = Some(error.to_string()));
-                continue;
+    let mut backoff = RetryBackoff::new(RETRY_FIRST, RETRY_MAX);
+    loop {
+        // Each attempt lists first, as upstream's reflector after a failure: the watch is
+        // current again (and reads stop asking the API server) once a list is in.
+        let mut stream = std::pin::pin!(watcher(api.clone(), config.clone()));
+        // The object of the list under way: it replaces what was seen only once complete.
+        let mut listed = None;
+        while let Some(item) = stream.next().await {
+            let object = match item {
+                Err(error) => {
+                    tracing::debug!("watch of {kind} {name} failed: {error}");
+                    seen.send_modify(|seen| seen.failing = Some(error.to_string()));
+                    break;
+                }
+                Ok(Event::Init) => {
+                    listed = None;
+                    continue;
+                }
+                Ok(Event::InitApply(object)) => {
+                    listed = Some(convert(object));
+                    continue;
+                }
+                Ok(Event::InitDone) => listed.take(),
+                Ok(Event::Apply(object)) => Some(convert(object)),
+                Ok(Event::Delete(_)) => None,
+            };
+            backoff.reset();
+            let immutable = object.as_ref().is_some_and(|object| object.immutable);
+            seen.send_replace(Seen {
+                object: Some(object),
+                failing: None,
+            });
+            if immutable {
+                tracing::debug!("{kind} {name} is immutable: no longer watched");
+                return;
             }
-            Ok(Event::Init) => {
-                listed = None;
-                continue;
-            }
-            Ok(Event::InitApply(object)) => {
-                listed = Some(convert(object));
-                continue;
-            }
-            Ok(Event::InitDone) => listed.take(),
-            Ok(Event::Apply(object)) => Some(convert(object)),
-            Ok(Event::Delete(_)) => None,
-        };
-        let immutable = object.as_ref().is_some_and(|object| object.immutable);
-        seen.send_replace(Seen {
-            object: Some(object),
-            failing: None,
-        });
-        if immutable {
-            tracing::debug!("{kind} {name} is immutable: no longer watched");
-            return;
         }
+        tokio::time::sleep(backoff.next_delay()).await;
     }
 }
 
