@@ -26,10 +26,7 @@ mod watch;
 
 pub use backoff::RetryBackoff;
 pub use client::{client_from_kubeconfig, ApiClientError};
-pub use object_cache::{
-    node_ttl, Fetched, ObjectCache, ObjectUser, DEFAULT_TTL, FIRST_LIST_WAIT, TTL_ANNOTATION,
-    WATCHES_METRIC,
-};
+pub use object_cache::{node_ttl, Fetched, ObjectCache, ObjectUser};
 pub use pod_objects::fetch_pod_objects;
 pub use pod_store::ApiStore;
 pub use relist::{RelistView, WatchEntries};

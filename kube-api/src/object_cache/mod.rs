@@ -34,8 +34,9 @@ use self::registry::Registry;
 use self::services::ServiceStore;
 use self::watch::{answer, follow, Answer, Seen};
 use crate::forbidden::retry_forbidden;
-pub use ttl::{node_ttl, DEFAULT_TTL, TTL_ANNOTATION};
-pub use watch::WATCHES_METRIC;
+pub use ttl::node_ttl;
+use ttl::DEFAULT_TTL;
+use watch::WATCHES_METRIC;
 
 /// How long a read waits for a new watch's first list before it asks the API server itself
 /// (upstream waits a second, then fails the read).
