@@ -317,8 +317,8 @@ impl ObjectUser {
 
 impl ObjectUser {
     /// The services of `namespace` (none unless `list`) and `default/kubernetes`, from the
-    /// watch of every service; `None` while its first list is not in after
-    /// [`FIRST_LIST_WAIT`] (then the caller asks the API server).
+    /// watch of every service; `None` while its first list is not in a second after the
+    /// watch started (then the caller asks the API server).
     pub async fn services(
         &self,
         namespace: &str,
