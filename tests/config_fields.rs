@@ -176,7 +176,6 @@ const WARNED: &[&str] = &[
     "podCIDR",
     "contentType",
     "featureGates.InPlacePodVerticalScalingExclusiveCPUs",
-    "configMapAndSecretChangeDetectionStrategy",
     "logging.options",
     "tracing",
     "localStorageCapacityIsolation",

@@ -32,6 +32,7 @@ use crate::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort};
 use crate::serving::{ServerChildren, ServerDeps};
 use crate::sources::{api_child_spec, StaticPodSource};
 use crate::status_manager::{self, StatusManager};
+use sergeant_kube_api::ObjectCache;
 use sergeant_supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor};
 
 /// Everything the tree is built from; `main` assembles it.
@@ -166,6 +167,17 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
     });
     let stats_provider =
         crate::stats::child_spec(port.clone(), deps.config.subscribe(), stats.clone());
+    // The pods' config maps and secrets, kept as the strategy says (a restart changes it).
+    let strategy = deps
+        .config
+        .borrow()
+        .active
+        .kubelet
+        .config_map_and_secret_change_detection_strategy;
+    let objects = deps
+        .api
+        .clone()
+        .map(|client| ObjectCache::new(client, strategy));
     let node = ChildSpec::supervisor(
         "node",
         Strategy::OneForOne,
@@ -177,11 +189,13 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
                 deps.config.subscribe(),
                 deps.api
                     .clone()
-                    .map(|client| crate::node_status::ManagedDeps {
+                    .zip(objects.clone())
+                    .map(|(client, objects)| crate::node_status::ManagedDeps {
                         client,
                         port: port.clone(),
                         health: node_health,
                         pressure: pressure.subscribe(),
+                        objects,
                     }),
             ),
             image_gc,
@@ -241,6 +255,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
             .map(|_| status_slot.reference(policy.delivery_timeout)),
         events,
         api: deps.api.clone(),
+        objects,
         pod_supervisor: pod_supervisor_slot,
         assignments,
         manager: manager_slot.reference(policy.delivery_timeout),

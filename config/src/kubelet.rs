@@ -173,6 +173,8 @@ pub struct KubeletConfiguration {
     /// Burst of API server requests above `kubeAPIQPS` (100).
     #[serde(rename = "kubeAPIBurst")]
     pub kube_api_burst: i32,
+    /// How the config maps and secrets pods use are kept current (Watch).
+    pub config_map_and_secret_change_detection_strategy: ChangeDetectionStrategy,
 }
 
 impl Default for KubeletConfiguration {
@@ -247,6 +249,7 @@ impl Default for KubeletConfiguration {
             provider_id: None,
             kube_api_qps: 50,
             kube_api_burst: 100,
+            config_map_and_secret_change_detection_strategy: ChangeDetectionStrategy::Watch,
         }
     }
 }
@@ -421,6 +424,20 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line.
     Json,
+}
+
+/// How the config maps and secrets pods use are kept current
+/// (`configMapAndSecretChangeDetectionStrategy`), upstream's three strategies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ChangeDetectionStrategy {
+    /// Every read goes to the API server.
+    Get,
+    /// Reads are answered from a cache whose entries live for the node's TTL (the
+    /// `node.alpha.kubernetes.io/ttl` annotation, or a minute).
+    Cache,
+    /// One watch per object in use, dropped when the last pod using it goes; reads are
+    /// answered from what the watch saw.
+    Watch,
 }
 
 /// How hairpin traffic (a pod reaching itself through a service) is set up.

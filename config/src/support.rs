@@ -301,12 +301,6 @@ const UNTYPED: &[Untyped] = &[
         "swap for pods is not built: containers get no swap",
     ),
     untyped(
-        "configMapAndSecretChangeDetectionStrategy",
-        "Get",
-        Warn,
-        "config maps and secrets are read from the API server at every sync (Get)",
-    ),
-    untyped(
         "reservedSystemCPUs",
         "\"\"",
         Refuse,

@@ -110,6 +110,16 @@ fn unknown_enum_value() {
 }
 
 #[test]
+fn unknown_change_detection_strategy() {
+    check(
+        &format!("{HEAD}configMapAndSecretChangeDetectionStrategy: Poll\n"),
+        3,
+        Some("configMapAndSecretChangeDetectionStrategy"),
+        "deploy/x.yaml:3:44: configMapAndSecretChangeDetectionStrategy: unknown variant \"Poll\", expected one of \"Get\", \"Cache\", \"Watch\"",
+    );
+}
+
+#[test]
 fn unparsable_quantity() {
     check(
         &format!("{HEAD}maxPods: 3\nevictionHard:\n  nodefs.available: 10%\n  memory.available: \"lots\"\n"),

@@ -1,8 +1,9 @@
 //! sergeant's side of the API server (managed mode). [`client_from_kubeconfig`] builds the one client every
 //! actor that talks to the control plane shares (node status and lease, the API pod source,
 //! the status manager, events, the pod actors' reads of config maps, secrets and tokens with
-//! [`fetch_pod_objects`]), on one HTTP/2 connection (`transport`); without `--kubeconfig`
-//! sergeant is standalone and none of them run.
+//! [`fetch_pod_objects`], config maps and secrets kept by the [`ObjectCache`] as
+//! `configMapAndSecretChangeDetectionStrategy` says), on one HTTP/2 connection (`transport`);
+//! without `--kubeconfig` sergeant is standalone and none of them run.
 //! [`node_pods`] is the watch of the node's pods. Retries against the API server are paced by
 //! one jittered, bounded back-off, [`RetryBackoff`]; reads the Node authorizer refuses for a
 //! moment after a pod is bound are retried before they count as failures (`forbidden`).
@@ -13,6 +14,7 @@
 mod backoff;
 mod client;
 mod forbidden;
+mod object_cache;
 pub mod pod_object;
 mod pod_objects;
 mod pod_store;
@@ -24,9 +26,10 @@ mod watch;
 
 pub use backoff::RetryBackoff;
 pub use client::{client_from_kubeconfig, ApiClientError};
+pub use object_cache::{node_ttl, Fetched, ObjectCache, ObjectUser};
 pub use pod_objects::fetch_pod_objects;
 pub use pod_store::ApiStore;
 pub use relist::{RelistView, WatchEntries};
-pub use throttle::ApiRateLimit;
+pub use throttle::{ApiRateLimit, REQUESTS_METRIC};
 pub use token::TokenCache;
 pub use watch::{node_pods, PodWatchItem};

@@ -37,12 +37,13 @@ pub fn node_pods(client: Client, node: &str) -> impl Stream<Item = PodWatchItem>
     )
 }
 
-/// `stream`, waiting before polling it again after each `Err` item as `backoff` says.
-fn paced<T: 'static>(
-    stream: impl Stream<Item = Result<T, watcher::Error>> + 'static,
+/// `stream`, waiting before polling it again after each `Err` item as `backoff` says. Also
+/// paces the watches of config maps and secrets (`object_cache`).
+pub(crate) fn paced<T: Send + 'static>(
+    stream: impl Stream<Item = Result<T, watcher::Error>> + Send + 'static,
     backoff: RetryBackoff,
-) -> impl Stream<Item = Result<T, watcher::Error>> + 'static {
-    let state = (stream.boxed_local(), backoff, Duration::ZERO);
+) -> impl Stream<Item = Result<T, watcher::Error>> + Send + 'static {
+    let state = (stream.boxed(), backoff, Duration::ZERO);
     futures::stream::unfold(state, |(mut stream, mut backoff, pause)| async move {
         if !pause.is_zero() {
             tokio::time::sleep(pause).await;

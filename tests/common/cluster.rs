@@ -138,6 +138,22 @@ impl Cluster {
         let (ok, out) = self.kubectl(&["apply", "-f", &path]);
         assert!(ok, "kubectl apply: {out}");
     }
+
+    /// Creates config map `name` in `default` anew, with one key, `key: value` (a leftover of
+    /// an interrupted run is deleted first).
+    pub fn fresh_config_map(&self, name: &str, immutable: bool) {
+        self.kubectl(&[
+            "delete",
+            "configmap",
+            name,
+            "-n",
+            "default",
+            "--ignore-not-found",
+        ]);
+        self.apply(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\nimmutable: {immutable}\ndata:\n  key: value\n"
+        ));
+    }
 }
 
 impl Cluster {

@@ -23,6 +23,7 @@ use crate::config_feed::ConfigState;
 use crate::pressure_feed::PressureFeed;
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::Doubling;
+use sergeant_kube_api::ObjectCache;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 
@@ -52,6 +53,8 @@ pub struct ManagedDeps {
     pub health: watch::Receiver<RuntimeHealth>,
     /// The eviction manager's pressure conditions.
     pub pressure: PressureFeed,
+    /// The pods' config maps and secrets, told the TTL of the Node's annotation.
+    pub objects: ObjectCache,
 }
 
 /// One of the two loops (status, lease): whether a call is out, the next attempt, the back-off,
@@ -216,6 +219,9 @@ impl NodeStatus {
                 tracing::info!(uid = ?outcome.node_uid, "node registered");
             }
             self.reported = Some(outcome.not_ready);
+            if let Some(managed) = &self.managed {
+                managed.objects.set_node_ttl(outcome.object_ttl);
+            }
             self.node_uid = outcome.node_uid;
             self.runtime_version = outcome.runtime_version;
             outcome.action.label()

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -10,6 +11,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::{Api, Client};
 use sergeant_config::NodeConfig;
 use sergeant_core::eviction::signals::Pressure;
+use sergeant_kube_api::node_ttl;
 use sergeant_messages::runtime::{cri, RuntimeHealth};
 
 use super::build::{self, RuntimeView};
@@ -50,6 +52,9 @@ pub struct Outcome {
     pub runtime_version: String,
     /// Why the node is not ready, or `None` when it is ready.
     pub not_ready: Option<String>,
+    /// How long config maps and secrets may be cached, as the Node's TTL annotation says
+    /// (read by the `Cache` strategy).
+    pub object_ttl: Option<Duration>,
 }
 
 /// What a round wrote to the API server.
@@ -108,6 +113,7 @@ pub async fn run(round: Round) -> Result<Outcome, ApiCallError> {
         action,
         runtime_version: runtime.version,
         not_ready: super::conditions::not_ready_reason(&runtime.health),
+        object_ttl: node_ttl(node.metadata.annotations.as_ref()),
     })
 }
 

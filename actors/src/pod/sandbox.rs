@@ -50,9 +50,11 @@ impl PodSetup {
     /// A volume the pod's spec makes unusable.
     pub(super) async fn prepare(input: &mut SyncInput) -> Result<Self, PodError> {
         let plan = VolumePlan::for_pod(&input.pod, &input.node)?;
-        let objects = Arc::new(match &input.api {
-            Some(client) => fetch_pod_objects(client, &input.pod, &mut input.tokens).await,
-            None => PodObjects::default(),
+        let objects = Arc::new(match (&input.api, &input.objects) {
+            (Some(client), Some(user)) => {
+                fetch_pod_objects(client, user, &input.pod, &mut input.tokens).await
+            }
+            _ => PodObjects::default(),
         });
         let (payloads, failures) = volumes::api_payloads(&plan, &input.pod, &input.node, &objects);
         Ok(Self {

@@ -29,7 +29,7 @@ use sergeant_core::plan::{plan, PlanInput, ProbeVerdicts};
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::spec::NodeContext;
 use sergeant_core::status::Waiting;
-use sergeant_kube_api::TokenCache;
+use sergeant_kube_api::{ObjectUser, TokenCache};
 
 /// Everything one sync needs; the pod actor hands it over and gets a [`SyncOutcome`] back.
 pub struct SyncInput {
@@ -52,6 +52,8 @@ pub struct SyncInput {
     pub halted: bool,
     /// The API server, in managed mode: config maps, secrets and tokens are read through it.
     pub api: Option<kube::Client>,
+    /// The pod actor's use of the node's config maps and secrets, in managed mode.
+    pub objects: Option<Arc<ObjectUser>>,
     /// The pod's service account tokens.
     pub tokens: TokenCache,
     /// Raised by the pod actor once it stops the pod: the sync stops at its next check.

@@ -30,7 +30,7 @@ use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::plan::ProbeVerdicts;
 use sergeant_core::spec::NodeContext;
-use sergeant_kube_api::TokenCache;
+use sergeant_kube_api::{ObjectCache, ObjectUser, TokenCache};
 use sergeant_messages::pods::{PodReport, PodTerminated};
 use sergeant_supervisor::{failpoint, ChildEnv, ChildRecipient, RestartPolicy};
 use tokio::sync::watch;
@@ -69,6 +69,8 @@ pub struct WorkerDeps {
     pub events: EventSink,
     /// The API server, in managed mode (config maps, secrets, tokens).
     pub api: Option<kube::Client>,
+    /// The node's config maps and secrets in use, in managed mode (see [`ObjectCache`]).
+    pub objects: Option<ObjectCache>,
     /// How the pod's probe workers are restarted.
     pub supervision: RestartPolicy,
 }
@@ -82,6 +84,9 @@ pub struct PodWorker {
     pulls: Backoff,
     /// The pod's service account tokens, renewed by the syncs.
     tokens: TokenCache,
+    /// The pod's use of the node's config maps and secrets: registered by its syncs, given up
+    /// when the actor goes (the last pod using an object drops its watch).
+    objects: Option<Arc<ObjectUser>>,
     first_seen: SystemTime,
     last_status: Option<sergeant_messages::pods::core::PodStatus>,
     /// The look behind the last report: a report never goes back to an older one, and a look
@@ -120,6 +125,7 @@ impl PodWorker {
     pub fn new(env: &ChildEnv, key: PodKey, pod: Option<Arc<Pod>>, deps: WorkerDeps) -> Self {
         let terminating = if pod.is_none() { Some(None) } else { None };
         let probes = ProbeSet::new(env, deps.supervision.clone());
+        let objects = deps.objects.as_ref().map(|cache| Arc::new(cache.user()));
         Self {
             key,
             pod,
@@ -127,6 +133,7 @@ impl PodWorker {
             restarts: Backoff::default(),
             pulls: Backoff::default(),
             tokens: TokenCache::default(),
+            objects,
             first_seen: SystemTime::now(),
             last_status: None,
             reported: None,
@@ -277,6 +284,7 @@ impl PodWorker {
             probes: self.verdicts.clone(),
             halted,
             api: self.deps.api.clone(),
+            objects: self.objects.clone(),
             tokens: self.tokens.clone(),
             interrupt: self.interrupter.interrupt(),
             looks: None,

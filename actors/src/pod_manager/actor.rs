@@ -29,6 +29,7 @@ use sergeant_core::source::is_api_pod;
 use sergeant_core::source::is_static_pod;
 use sergeant_core::spec::NodeContext;
 use sergeant_core::sysctls::Allowlist;
+use sergeant_kube_api::ObjectCache;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::{ChildEnv, ChildRef, DynamicSupervisor, RestartPolicy, Slot, StartChild};
 
@@ -47,6 +48,9 @@ pub struct PodManagerDeps {
     pub events: EventSink,
     /// The API server, in managed mode: pod actors read config maps, secrets and tokens.
     pub api: Option<kube::Client>,
+    /// The node's config maps and secrets in use, in managed mode: each pod actor registers
+    /// its pod's and reads them through it.
+    pub objects: Option<ObjectCache>,
     /// Where the pod supervisor is published: asked to start the pod actors, and watched for
     /// its restarts.
     pub pod_supervisor: Slot<DynamicSupervisor<PodWorker>>,
@@ -290,6 +294,7 @@ impl PodManager {
             terminations: self.deps.manager.recipient(),
             events: self.deps.events.clone(),
             api: self.deps.api.clone(),
+            objects: self.deps.objects.clone(),
             supervision: self.deps.supervision.clone(),
         };
         let uid = key.uid.clone();
