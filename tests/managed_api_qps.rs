@@ -101,8 +101,9 @@ struct Measured {
 /// waits until they run, and measures the node's config map reads and all its API requests
 /// over the next `rounds` resyncs of each pod.
 fn measure(name: &str, strategy: &str, rounds: usize) -> Measured {
+    // Resyncs are what is counted: 10 s apart, several fit in the wait.
     let config = TestConfig::new().kubelet(&format!(
-        "configMapAndSecretChangeDetectionStrategy: {strategy}\n"
+        "configMapAndSecretChangeDetectionStrategy: {strategy}\nsyncFrequency: 10s\n"
     ));
     let node = Managed::start_with(name, &[], config, &[]);
     node.cluster.fresh_config_map(name, false);
@@ -219,7 +220,8 @@ fn under_get_every_resync_reads_the_config_map() {
 #[test]
 fn an_immutable_config_map_is_not_watched_once_seen() {
     let name = "qps-immutable";
-    let node = Managed::start_with(name, &[], TestConfig::new(), &[]);
+    let config = TestConfig::new().kubelet("syncFrequency: 10s\n");
+    let node = Managed::start_with(name, &[], config, &[]);
     node.cluster.fresh_config_map(name, true);
     node.create(name, &mounting(name));
     node.wait_pod(name, "Running", |p| phase(p) == "Running");

@@ -354,15 +354,37 @@ pub fn run_to_exit(config_text: &str) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("config.yaml");
     fs::write(&path, config_text).expect("config written");
-    let output = Command::new(binary())
+    let mut child = Command::new(binary())
         .arg("--config")
         .arg(&path)
         .env_remove("FAILPOINTS")
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("sergeant runs");
+    // An agent that accepts the configuration runs on: stop it at the deadline, and the
+    // caller sees no exit code.
+    let exited = wait_for_exit(&mut child, Duration::from_secs(30));
+    if !exited {
+        let _ = child.kill();
+    }
+    let output = child.wait_with_output().expect("sergeant's output");
+    let code = if exited { output.status.code() } else { None };
     let stderr =
         String::from_utf8_lossy(&output.stderr).replace(&path.display().to_string(), "CONFIG");
-    (output.status.code(), stderr)
+    (code, stderr)
+}
+
+/// Waits up to `deadline` for `child` to exit; whether it did.
+fn wait_for_exit(child: &mut Child, deadline: Duration) -> bool {
+    let until = Instant::now() + deadline;
+    while Instant::now() < until {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
 }
 
 static NULL: serde_json::Value = serde_json::Value::Null;
