@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::cluster::Cluster;
-use super::{wait_for, Agent, TestConfig};
+use super::{wait_for, wait_for_explained, Agent, TestConfig};
 
 /// How long a pod may take to reach the state a test waits for.
 pub const DEADLINE: Duration = Duration::from_secs(60);
@@ -132,9 +132,19 @@ impl Managed {
 
     /// Waits until the API server's copy of pod `name` passes `check`.
     pub fn wait_pod(&self, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
-        wait_for(&format!("{name}: {what}"), DEADLINE, || {
-            self.pod(name).filter(|p| check(p))
-        })
+        wait_for_explained(
+            &format!("{name}: {what}"),
+            DEADLINE,
+            || self.pod(name).filter(|p| check(p)),
+            || {
+                format!(
+                    "pod status: {}\nlast lines of the agent's log:\n{}",
+                    self.pod(name)
+                        .map_or_else(|| "absent".to_owned(), |p| p["status"].to_string()),
+                    self.agent.log_tail(60)
+                )
+            },
+        )
     }
 
     /// The events about pod `name` (in `default`) with UID `uid` — not those of an earlier pod

@@ -37,16 +37,29 @@ pub fn free_port() -> u16 {
 }
 
 /// Polls `probe` every 20 ms until it returns `Some`, panicking with `what` after `deadline`.
-pub fn wait_for<T>(what: &str, deadline: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+pub fn wait_for<T>(what: &str, deadline: Duration, probe: impl FnMut() -> Option<T>) -> T {
+    wait_for_explained(what, deadline, probe, String::new)
+}
+
+/// [`wait_for`], with `explain()` (say the pod and the agent's log) added to the panic message
+/// so a timeout in CI can be diagnosed from its output alone.
+pub fn wait_for_explained<T>(
+    what: &str,
+    deadline: Duration,
+    mut probe: impl FnMut() -> Option<T>,
+    explain: impl FnOnce() -> String,
+) -> T {
     let start = Instant::now();
     loop {
         if let Some(value) = probe() {
             return value;
         }
-        assert!(
-            start.elapsed() < deadline,
-            "timed out after {deadline:?} waiting for {what}"
-        );
+        if start.elapsed() >= deadline {
+            panic!(
+                "timed out after {deadline:?} waiting for {what}\n{}",
+                explain()
+            );
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -256,6 +269,13 @@ impl Agent {
             let _ = file.read_to_string(&mut text);
         }
         text
+    }
+
+    /// The last `lines` lines of the agent's log.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let log = self.log();
+        let all: Vec<&str> = log.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
     }
 
     pub fn signal(&self, signal: Signal) {
