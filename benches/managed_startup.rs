@@ -24,21 +24,22 @@ mod common;
 use common as harness;
 #[path = "common/isolation.rs"]
 mod isolation;
+#[path = "common/managed_agent.rs"]
+mod managed_agent;
 #[path = "common/stats.rs"]
 mod stats;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use common::cluster::Cluster;
 use common::managed::{cri_endpoint, Managed};
 use common::node::SHELL;
-use common::{free_port, TestConfig};
+use common::TestConfig;
 use isolation::Isolation;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use managed_agent::{agent_kinds, condition, results_dir, wait_ready, Agent, Upstream};
 use serde_json::{json, Value};
 use stats::percentile;
 
@@ -55,157 +56,6 @@ const DELETE_TIMEOUT: &str = "120s";
 const STOP_DEADLINE: Duration = Duration::from_secs(60);
 /// How often the Node, or the agent's pod cgroups, are looked at while waiting.
 const POLL: Duration = Duration::from_millis(250);
-
-fn results_dir() -> PathBuf {
-    std::env::var_os("SERGEANT_RESULTS_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-results"),
-        PathBuf::from,
-    )
-}
-
-/// The upstream kubelet registered with the control plane; killed when dropped.
-struct Upstream {
-    child: Child,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Upstream {
-    /// Starts `binary` as Node `node` with the node credentials the control plane issues for
-    /// it, on the benchmark's containerd, with `isolation`'s cgroup root and pod logs
-    /// directory, writing its log to `log`.
-    fn start(
-        binary: &Path,
-        cluster: &Cluster,
-        node: &str,
-        isolation: &Isolation,
-        log: &Path,
-    ) -> Self {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let config = dir.path().join("config.yaml");
-        fs::write(
-            &config,
-            format!(
-                "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
-                 healthzPort: {}\nreadOnlyPort: 0\nport: {}\ncontainerRuntimeEndpoint: {}\ncgroupDriver: cgroupfs\n\
-                 failSwapOn: false\nfailCgroupV1: false\n{}authentication:\n  anonymous: {{enabled: false}}\n  \
-                 x509: {{clientCAFile: {}}}\nauthorization: {{mode: Webhook}}\n",
-                free_port(),
-                free_port(),
-                cri_endpoint(),
-                isolation.kubelet_config(),
-                cluster.ca_cert().display()
-            ),
-        )
-        .expect("config written");
-        let out = fs::File::create(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
-        let child = Command::new(binary)
-            .arg("--config")
-            .arg(&config)
-            .arg("--kubeconfig")
-            .arg(cluster.node_kubeconfig(node))
-            .arg("--root-dir")
-            .arg(dir.path().join("root"))
-            .args(["--hostname-override", node])
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().expect("log handle"))
-            .stderr(out)
-            .spawn()
-            .unwrap_or_else(|e| panic!("the upstream kubelet {} starts: {e}", binary.display()));
-        Self {
-            child,
-            log: log.to_owned(),
-            _dir: dir,
-        }
-    }
-}
-
-impl Drop for Upstream {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The agent under measurement.
-enum Agent {
-    Sergeant(Box<Managed>),
-    Upstream(Upstream),
-}
-
-impl Agent {
-    /// How the agent's process ended, if it did.
-    fn exited(&mut self) -> Option<String> {
-        match self {
-            Agent::Sergeant(managed) => {
-                // A child that exited is a zombie until the harness reaps it.
-                let stat = fs::read_to_string(format!("/proc/{}/stat", managed.agent.pid()))
-                    .unwrap_or_default();
-                let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
-                matches!(state, None | Some(Some('Z'))).then(|| "exited".to_owned())
-            }
-            Agent::Upstream(upstream) => match upstream.child.try_wait() {
-                Ok(Some(status)) => Some(status.to_string()),
-                Ok(None) => None,
-                Err(e) => Some(format!("unknown ({e})")),
-            },
-        }
-    }
-
-    /// The agent's log so far.
-    fn log(&self) -> String {
-        match self {
-            Agent::Sergeant(managed) => managed.agent.log(),
-            Agent::Upstream(upstream) => fs::read_to_string(&upstream.log).unwrap_or_default(),
-        }
-    }
-}
-
-/// The status of the Node's condition `kind`, with its reason and message.
-fn condition(node: &Value, kind: &str) -> Option<String> {
-    let all = node["status"]["conditions"].as_array()?;
-    let c = all.iter().find(|c| c["type"] == kind)?;
-    Some(format!(
-        "{}={} ({}: {})",
-        kind,
-        c["status"].as_str().unwrap_or("?"),
-        c["reason"].as_str().unwrap_or(""),
-        c["message"].as_str().unwrap_or("")
-    ))
-}
-
-/// Waits until Node `node` is Ready; says why not when the agent exits first or the deadline
-/// passes.
-fn wait_ready(cluster: &Cluster, node: &str, agent: &mut Agent) -> Result<Duration, String> {
-    let start = Instant::now();
-    loop {
-        let seen = cluster.get_json(&["node", node]);
-        if let Some(n) = &seen {
-            let ready = n["status"]["conditions"].as_array().is_some_and(|all| {
-                all.iter()
-                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
-            });
-            if ready {
-                return Ok(start.elapsed());
-            }
-        }
-        if let Some(status) = agent.exited() {
-            return Err(format!(
-                "the agent exited ({status}) before Node {node} was Ready"
-            ));
-        }
-        if start.elapsed() > READY_DEADLINE {
-            return Err(match seen {
-                None => format!("Node {node} was not registered within {READY_DEADLINE:?}"),
-                Some(n) => format!(
-                    "Node {node} not Ready within {READY_DEADLINE:?}: {}",
-                    condition(&n, "Ready").unwrap_or_else(|| "no Ready condition".to_owned())
-                ),
-            });
-        }
-        std::thread::sleep(POLL);
-    }
-}
 
 /// Counts each distinct value of `items`, most frequent first, as "value ×n".
 fn tally(items: impl IntoIterator<Item = String>) -> Vec<String> {
@@ -418,7 +268,7 @@ fn round(
         .map(|i| {
             format!(
                 "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {label}-{i}\n  namespace: default\n  labels: {{bench: {label}}}\n\
-                 spec:\n  nodeName: {node}\n  automountServiceAccountToken: false\n  terminationGracePeriodSeconds: 1\n  \
+                 spec:\n  nodeName: {node}\n  terminationGracePeriodSeconds: 1\n  \
                  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
             )
         })
@@ -517,7 +367,7 @@ fn measure(
     agent: &mut Agent,
     isolation: &Isolation,
 ) -> Result<Value, Vec<String>> {
-    match wait_ready(cluster, node, agent) {
+    match wait_ready(cluster, node, agent, READY_DEADLINE) {
         Ok(took) => println!(
             "{name:>16}: Node {node} Ready after {:.1} s",
             took.as_secs_f64()
@@ -576,13 +426,8 @@ fn measure(
 
 fn main() {
     let cluster = Cluster::from_env();
-    let mut kinds: Vec<(&str, Option<PathBuf>)> = vec![("sergeant", None)];
-    match std::env::var_os("UPSTREAM_KUBELET") {
-        Some(binary) => kinds.push(("upstream_kubelet", Some(PathBuf::from(binary)))),
-        None => println!("UPSTREAM_KUBELET not set: the upstream kubelet is not measured"),
-    }
+    let kinds = agent_kinds();
     let dir = results_dir();
-    fs::create_dir_all(&dir).expect("results dir");
     let mut report = json!({"benchmark": "managed_startup", "runtime": cri_endpoint()});
     for (name, binary) in &kinds {
         let node = format!("bench-{name}").replace('_', "-");
@@ -607,9 +452,14 @@ fn main() {
                 let config = TestConfig::new().kubelet(&isolation.kubelet_config());
                 Agent::Sergeant(Box::new(Managed::start_with(&node, &[], config, &[])))
             }
-            Some(binary) => {
-                Agent::Upstream(Upstream::start(binary, &cluster, &node, &isolation, &log))
-            }
+            Some(binary) => Agent::Upstream(Upstream::start(
+                binary,
+                &cluster,
+                &cluster.node_kubeconfig(&node),
+                &node,
+                &isolation,
+                &log,
+            )),
         };
         let mut result = match measure(&cluster, name, &node, &mut agent, &isolation) {
             Ok(measured) => measured,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The benchmarks (not tests: they print numbers and write them to results files, they assert
 # nothing): CRI adapter overhead against a bare tonic client, and pod start-up and footprint
-# with 1, 10 and 110 static pods for sergeant and for the upstream kubelet of the pinned
-# release, on the same containerd. Starts the node environment itself, like tests/run.sh, but
+# with 1, 10 and 110 static pods, managed-mode start-up, and the API requests of an idle node
+# with 110 pods, for sergeant and for the upstream kubelet of the pinned release, on the same
+# containerd. Starts the node environment itself, like tests/run.sh, but
 # on a containerd instance of its own ("bench", stopped again at the end): the upstream kubelet
 # removes every container on its containerd that it does not know, so it must never share the
 # instance the tests use ("main").
@@ -44,4 +45,7 @@ cargo bench -p sergeant --bench api_latency
 export SERGEANT_CONTROL_PLANE_DIR=${SERGEANT_CONTROL_PLANE_DIR:-/tmp/sergeant-control-plane}
 bash "$repo/tests/control-plane/up.sh" --run-dir "$SERGEANT_CONTROL_PLANE_DIR" >/dev/null
 cargo bench -p sergeant --bench managed_startup
+# The API server load of an idle node with 110 pods (service-account tokens mounted), counted
+# by an audit-logging API server of the benchmark's own.
+cargo bench -p sergeant --bench managed_idle_api
 echo "results in $SERGEANT_RESULTS_DIR"

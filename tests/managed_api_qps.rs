@@ -42,7 +42,8 @@ fn a_low_kube_api_qps_makes_requests_wait_and_the_node_still_works() {
     eprintln!("waited for the API rate limit: {total:.2} s");
 }
 
-/// Idle pods that mount the same config map, for the request-count measurements.
+/// Idle pods that mount the same config map (and, like every test pod, their service-account
+/// token with `kube-root-ca.crt`), for the request-count measurements.
 const IDLE_PODS: usize = 5;
 
 /// A pod spec (for [`Managed::create`]) running `sleep` with config map `config_map` mounted.
@@ -152,7 +153,11 @@ fn idle_pods_cost_no_config_map_reads_under_watch_and_the_watch_goes_with_the_la
         reads, 0.0,
         "resyncs read the config map from the API server"
     );
-    assert_eq!(watches, 1.0, "one watch for the one config map in use");
+    // Every pod also mounts `kube-root-ca.crt` (its service-account token volume).
+    assert_eq!(
+        watches, 2.0,
+        "one watch per config map in use: the test's and kube-root-ca.crt"
+    );
     for i in 1..IDLE_PODS {
         node.cluster.kubectl(&[
             "delete",
@@ -176,7 +181,11 @@ fn idle_pods_cost_no_config_map_reads_under_watch_and_the_watch_goes_with_the_la
         ]);
         (out.lines().count() == 1).then_some(())
     });
-    assert_eq!(config_map_watches(&node), 1.0, "the last pod still uses it");
+    assert_eq!(
+        config_map_watches(&node),
+        2.0,
+        "the last pod still uses both config maps"
+    );
     node.cluster.kubectl(&[
         "delete",
         "pod",
@@ -186,7 +195,7 @@ fn idle_pods_cost_no_config_map_reads_under_watch_and_the_watch_goes_with_the_la
         "--wait=false",
     ]);
     wait_for(
-        "the watch to be dropped with the last pod using the config map",
+        "the watches to be dropped with the last pod using the config maps",
         Duration::from_secs(60),
         || (config_map_watches(&node) == 0.0).then_some(()),
     );
@@ -225,10 +234,12 @@ fn an_immutable_config_map_is_not_watched_once_seen() {
     node.cluster.fresh_config_map(name, true);
     node.create(name, &mounting(name));
     node.wait_pod(name, "Running", |p| phase(p) == "Running");
+    // The pod's service-account token volume mounts `kube-root-ca.crt`, which is mutable and
+    // stays watched: the immutable config map's watch ends, that one remains.
     wait_for(
         "the watch of the immutable config map to end",
         Duration::from_secs(30),
-        || (config_map_watches(&node) == 0.0).then_some(()),
+        || (config_map_watches(&node) == 1.0).then_some(()),
     );
     let (_, metrics) = node.agent.get("/metrics");
     assert!(

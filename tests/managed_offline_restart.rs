@@ -1,6 +1,7 @@
 //! A container that keeps crashing is restarted while the API server cannot be reached: what
-//! its start needs from the API server — a config map for its environment and a volume, and
-//! the services whose variables it gets — comes from the watches, which keep what they saw, so
+//! its start needs from the API server — a config map for its environment and a volume, its
+//! service-account token volume (a token and `kube-root-ca.crt`), and the services whose
+//! variables it gets — comes from the watches and the token it holds, which keep what they saw, so
 //! the sync never waits on the API server (issue 16: "a sync never waits on the API server to
 //! restart a crashed container whose volumes are already set up"). Reading them at every sync
 //! (the Get strategy, or listing services) would fail each restart with
@@ -72,12 +73,13 @@ fn a_crashing_container_restarts_while_the_api_server_is_unreachable() {
         "two restarts without the API server in {:.1?}",
         began.elapsed()
     );
-    // Back online, the watch lists again, and the syncs of the restarts that follow read
-    // the config map from it instead of asking the API server.
+    // Back online, the watches list again (the test's config map, and kube-root-ca.crt of the
+    // pod's service-account token volume), and the syncs of the restarts that follow read the
+    // config maps from them instead of asking the API server.
     let lists = config_map_requests(&node, "list");
     relay.resume();
-    wait_for("the config map listed again", RESTARTS_BOUND, || {
-        (config_map_requests(&node, "list") > lists).then_some(())
+    wait_for("both config maps listed again", RESTARTS_BOUND, || {
+        (config_map_requests(&node, "list") >= lists + 2.0).then_some(())
     });
     let (gets, before) = (config_map_requests(&node, "get"), attempt(&runtime, &uid));
     wait_for("two more restarts", RESTARTS_BOUND, || {

@@ -18,25 +18,20 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use common::apiserver::PrivateApiserver;
 use common::cluster::Cluster;
 use common::managed::{sleeper, Managed, DEADLINE};
 use common::node::{container, phase};
 use common::runtime::Runtime;
-use common::{free_port, tree_node, try_get, wait_for, TestConfig};
+use common::{tree_node, try_get, wait_for, TestConfig};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
 use serde_json::Value;
 use sergeant_runtime_adapters::cri::api::ContainerState;
 
 /// How long sergeant's API server stays down.
 const OUTAGE: Duration = Duration::from_secs(60);
-/// How long a kube-apiserver may take to start or to shut down.
-const APISERVER_DEADLINE: Duration = Duration::from_secs(60);
 /// Flags the private kube-apiserver gets on top of the shared one's. Without a watch
 /// termination grace period, an apiserver holds its open watches (sergeant's among them) until
 /// its 60 s HTTP shutdown timeout; with one it closes them and exits within seconds, as in a
@@ -57,130 +52,14 @@ const API_ACTORS: [&str; 3] = [
     "root/pods/status-manager",
 ];
 
-/// A kube-apiserver of the shared control plane, on a port of its own, that this test may stop
-/// and start. It is killed when dropped, however the test ends.
-struct PrivateApiserver {
-    run_dir: String,
-    port: u16,
-    log: tempfile::NamedTempFile,
-    child: Option<Child>,
-}
-
-impl PrivateApiserver {
-    /// Starts it on a free port and waits until it is ready.
-    fn start(cluster: &Cluster) -> Self {
-        let run_dir = std::env::var("SERGEANT_CONTROL_PLANE_DIR")
-            .expect("SERGEANT_CONTROL_PLANE_DIR is set (Cluster::from_env checked it)");
-        let mut server = Self {
-            run_dir,
-            port: free_port(),
-            log: tempfile::NamedTempFile::new().expect("a log file"),
-            child: None,
-        };
-        server
-            .launch(cluster)
-            .unwrap_or_else(|e| panic!("the private kube-apiserver: {e}"));
-        server
-    }
-
-    fn url(&self) -> String {
-        format!("https://127.0.0.1:{}", self.port)
-    }
-
-    /// Starts the process (again, on the same port) and waits for `/readyz`; an error instead
-    /// of a panic, so a guard can call it while the test unwinds.
-    fn launch(&mut self, cluster: &Cluster) -> Result<(), String> {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/control-plane/apiserver.sh");
-        let log = fs::OpenOptions::new()
-            .append(true)
-            .open(self.log.path())
-            .map_err(|e| format!("{}: {e}", self.log.path().display()))?;
-        let stderr = log.try_clone().map_err(|e| e.to_string())?;
-        let extra = std::env::var("CP_APISERVER_ARGS").unwrap_or_default();
-        let child = Command::new("bash")
-            .arg(script)
-            .args(["--run-dir", &self.run_dir, "--port", &self.port.to_string()])
-            .env(
-                "CP_APISERVER_ARGS",
-                format!("{extra} {APISERVER_EXTRA_ARGS}"),
-            )
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(stderr)
-            .spawn()
-            .map_err(|e| format!("apiserver.sh: {e}"))?;
-        self.child = Some(child);
-        let url = self.url();
-        let start = Instant::now();
-        loop {
-            let (ok, out) = cluster.kubectl(&["--server", &url, "get", "--raw", "/readyz"]);
-            if ok && out.trim() == "ok" {
-                return Ok(());
-            }
-            let exited = self
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten());
-            if let Some(status) = exited {
-                self.child = None;
-                return Err(format!(
-                    "exited with {status} before it was ready:\n{}",
-                    self.tail()
-                ));
-            }
-            if start.elapsed() > APISERVER_DEADLINE {
-                return Err(format!(
-                    "not ready within {APISERVER_DEADLINE:?}:\n{}",
-                    self.tail()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Stops the process with SIGTERM (SIGKILL after the deadline) and reaps it; returns
-    /// whether it exited on SIGTERM.
-    fn terminate(&mut self) -> bool {
-        let Some(mut child) = self.child.take() else {
-            return true;
-        };
-        let pid = Pid::from_raw(i32::try_from(child.id()).expect("a pid"));
-        let _ = kill(pid, Signal::SIGTERM);
-        let start = Instant::now();
-        while start.elapsed() < APISERVER_DEADLINE {
-            if let Ok(Some(_)) = child.try_wait() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        false
-    }
-
-    /// Takes the API server away until the returned guard starts it again.
-    fn stop<'a>(&'a mut self, cluster: &'a Cluster) -> Outage<'a> {
-        assert!(
-            self.terminate(),
-            "kube-apiserver ignored SIGTERM:\n{}",
-            self.tail()
-        );
-        Outage {
-            server: self,
-            cluster,
-        }
-    }
-
-    /// The end of its log, for failure messages.
-    fn tail(&self) -> String {
-        last_lines(&fs::read_to_string(self.log.path()).unwrap_or_default(), 30)
-    }
-}
-
-impl Drop for PrivateApiserver {
-    fn drop(&mut self) {
-        self.terminate();
-    }
+/// Takes `server` away until the returned guard starts it again.
+fn stop<'a>(server: &'a mut PrivateApiserver, cluster: &'a Cluster) -> Outage<'a> {
+    assert!(
+        server.terminate(),
+        "kube-apiserver ignored SIGTERM:\n{}",
+        server.tail()
+    );
+    Outage { server, cluster }
 }
 
 /// The stopped [`PrivateApiserver`]. Dropped without [`Outage::end`] (a failed assertion during
@@ -204,7 +83,7 @@ impl Outage<'_> {
 
 impl Drop for Outage<'_> {
     fn drop(&mut self) {
-        if self.server.child.is_none() {
+        if !self.server.is_running() {
             let _ = self.server.launch(self.cluster);
         }
     }
@@ -217,16 +96,10 @@ struct LogOnFailure<'a>(&'a Managed);
 impl Drop for LogOnFailure<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            let tail = last_lines(&self.0.agent.log(), 60);
+            let tail = self.0.agent.log_tail(60);
             eprintln!("--- the end of sergeant's log ---\n{tail}");
         }
     }
-}
-
-/// The last `n` lines of `text`.
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// One pod's containers as the runtime holds them: (id, running).
@@ -319,7 +192,7 @@ fn alive(pid: u32) -> bool {
 #[test]
 fn a_minute_without_the_api_server_restarts_nothing_and_the_node_returns_to_ready() {
     let cluster = Cluster::from_env();
-    let mut apiserver = PrivateApiserver::start(&cluster);
+    let mut apiserver = PrivateApiserver::start(&cluster, APISERVER_EXTRA_ARGS);
     // Report the full status every 20 s even when nothing changed, so a fresh heartbeat after
     // the outage does not depend on whether the controller-manager marked the Node Unknown.
     let config = TestConfig::new().kubelet("nodeStatusReportFrequency: 20s\n");
@@ -336,7 +209,7 @@ fn a_minute_without_the_api_server_restarts_nothing_and_the_node_returns_to_read
     let healthz = format!("{}/healthz", node.agent.healthz);
 
     let stopping = Instant::now();
-    let outage = apiserver.stop(&cluster);
+    let outage = stop(&mut apiserver, &cluster);
     let stopped = Instant::now();
     eprintln!(
         "kube-apiserver exited {:?} after SIGTERM",

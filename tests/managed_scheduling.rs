@@ -45,7 +45,7 @@ fn a_deployments_pods_are_scheduled_here_and_run() {
     node.cluster.apply(&format!(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {app}\n  namespace: default\nspec:\n  replicas: 2\n  \
          selector:\n    matchLabels: {{app: {app}}}\n  template:\n    metadata:\n      labels: {{app: {app}, sergeant-test: {node}}}\n    \
-         spec:\n      nodeSelector: {{kubernetes.io/hostname: {node}}}\n      automountServiceAccountToken: false\n      \
+         spec:\n      nodeSelector: {{kubernetes.io/hostname: {node}}}\n      \
          terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n        image: {SHELL}\n        command: [sleep, '3600']\n",
         node = node.node
     ));

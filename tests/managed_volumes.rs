@@ -38,14 +38,16 @@ fn node_with(tag: &str, env: &[(&str, &str)]) -> Managed {
     Managed::start_with(&format!("vol-{tag}"), env, config, &[])
 }
 
-/// Creates pod `name` running `sleep` without `automountServiceAccountToken: false`, so the
-/// admission plugin adds the projected kube-api-access volume (token, kube-root-ca.crt,
-/// namespace).
+/// Creates pod `name` running `sleep` in container `main`; like every test pod it keeps the
+/// projected kube-api-access volume (token, kube-root-ca.crt, namespace) the admission plugin
+/// adds.
 fn create_with_service_account(node: &Managed, name: &str) {
-    node.cluster.apply(&format!(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    sergeant-test: {node}\nspec:\n  nodeName: {node}\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n",
-        node = node.node
-    ));
+    node.create(
+        name,
+        &format!(
+            "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
+        ),
+    );
 }
 
 /// Config maps and secrets a test made, deleted when it ends (also when it fails).

@@ -118,7 +118,7 @@ impl Managed {
             "  terminationGracePeriodSeconds: 1\n"
         };
         self.cluster.apply(&format!(
-            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    sergeant-test: {node}\nspec:\n  nodeName: {node}\n  automountServiceAccountToken: false\n{grace}{spec}",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: default\n  labels:\n    sergeant-test: {node}\nspec:\n  nodeName: {node}\n{grace}{spec}",
             node = self.node
         ));
         let pod = self.pod(name).expect("the pod was created");

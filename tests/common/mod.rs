@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+pub mod apiserver;
 pub mod cluster;
 pub mod managed;
 pub mod node;
@@ -34,6 +35,12 @@ pub fn free_port() -> u16 {
         })
         .find(|port| TcpListener::bind(("127.0.0.1", *port)).is_ok())
         .expect("a free loopback port")
+}
+
+/// The last `n` lines of `text`.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// Polls `probe` every 20 ms until it returns `Some`, panicking with `what` after `deadline`.
@@ -273,9 +280,7 @@ impl Agent {
 
     /// The last `lines` lines of the agent's log.
     pub fn log_tail(&self, lines: usize) -> String {
-        let log = self.log();
-        let all: Vec<&str> = log.lines().collect();
-        all[all.len().saturating_sub(lines)..].join("\n")
+        last_lines(&self.log(), lines)
     }
 
     pub fn signal(&self, signal: Signal) {

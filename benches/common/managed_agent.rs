@@ -1,0 +1,188 @@
+//! The node agents the managed-mode benchmarks compare, registered with the test control plane
+//! on the benchmark's containerd: sergeant through the test harness, and the upstream kubelet
+//! of the pinned release with the same isolation (see `isolation.rs`); and waiting for either's
+//! Node to be Ready.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::cluster::Cluster;
+use crate::harness::free_port;
+use crate::harness::managed::{cri_endpoint, Managed};
+use crate::isolation::Isolation;
+
+/// Where the results files go (made if missing): `$SERGEANT_RESULTS_DIR`, or
+/// `target/bench-results` of the repository.
+pub fn results_dir() -> PathBuf {
+    let dir = std::env::var_os("SERGEANT_RESULTS_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-results"),
+        PathBuf::from,
+    );
+    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
+
+/// The agents to compare: sergeant, and the upstream kubelet when `UPSTREAM_KUBELET` names its
+/// binary (tests/bench.sh sets it), each with the name its results go under.
+pub fn agent_kinds() -> Vec<(&'static str, Option<PathBuf>)> {
+    let mut kinds = vec![("sergeant", None)];
+    match std::env::var_os("UPSTREAM_KUBELET") {
+        Some(binary) => kinds.push(("upstream_kubelet", Some(PathBuf::from(binary)))),
+        None => println!("UPSTREAM_KUBELET not set: the upstream kubelet is not measured"),
+    }
+    kinds
+}
+
+/// The upstream kubelet registered with the control plane; killed when dropped.
+pub struct Upstream {
+    pub child: Child,
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Upstream {
+    /// Starts `binary` as Node `node` with `kubeconfig` (the node credentials the control
+    /// plane issues for it), on the benchmark's containerd, with `isolation`'s cgroup root and
+    /// pod logs directory, writing its log to `log`.
+    pub fn start(
+        binary: &Path,
+        cluster: &Cluster,
+        kubeconfig: &Path,
+        node: &str,
+        isolation: &Isolation,
+        log: &Path,
+    ) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let config = dir.path().join("config.yaml");
+        fs::write(
+            &config,
+            format!(
+                "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
+                 healthzPort: {}\nreadOnlyPort: 0\nport: {}\ncontainerRuntimeEndpoint: {}\ncgroupDriver: cgroupfs\n\
+                 failSwapOn: false\nfailCgroupV1: false\n{}authentication:\n  anonymous: {{enabled: false}}\n  \
+                 x509: {{clientCAFile: {}}}\nauthorization: {{mode: Webhook}}\n",
+                free_port(),
+                free_port(),
+                cri_endpoint(),
+                isolation.kubelet_config(),
+                cluster.ca_cert().display()
+            ),
+        )
+        .expect("config written");
+        let out = fs::File::create(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+        let child = Command::new(binary)
+            .arg("--config")
+            .arg(&config)
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .arg("--root-dir")
+            .arg(dir.path().join("root"))
+            .args(["--hostname-override", node])
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("log handle"))
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("the upstream kubelet {} starts: {e}", binary.display()));
+        Self {
+            child,
+            log: log.to_owned(),
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The agent under measurement.
+pub enum Agent {
+    Sergeant(Box<Managed>),
+    Upstream(Upstream),
+}
+
+impl Agent {
+    /// How the agent's process ended, if it did.
+    pub fn exited(&mut self) -> Option<String> {
+        match self {
+            Agent::Sergeant(managed) => {
+                // A child that exited is a zombie until the harness reaps it.
+                let stat = fs::read_to_string(format!("/proc/{}/stat", managed.agent.pid()))
+                    .unwrap_or_default();
+                let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+                matches!(state, None | Some(Some('Z'))).then(|| "exited".to_owned())
+            }
+            Agent::Upstream(upstream) => match upstream.child.try_wait() {
+                Ok(Some(status)) => Some(status.to_string()),
+                Ok(None) => None,
+                Err(e) => Some(format!("unknown ({e})")),
+            },
+        }
+    }
+
+    /// The agent's log so far.
+    pub fn log(&self) -> String {
+        match self {
+            Agent::Sergeant(managed) => managed.agent.log(),
+            Agent::Upstream(upstream) => fs::read_to_string(&upstream.log).unwrap_or_default(),
+        }
+    }
+}
+
+/// The status of the Node's condition `kind`, with its reason and message.
+pub fn condition(node: &Value, kind: &str) -> Option<String> {
+    let all = node["status"]["conditions"].as_array()?;
+    let c = all.iter().find(|c| c["type"] == kind)?;
+    Some(format!(
+        "{}={} ({}: {})",
+        kind,
+        c["status"].as_str().unwrap_or("?"),
+        c["reason"].as_str().unwrap_or(""),
+        c["message"].as_str().unwrap_or("")
+    ))
+}
+
+/// Waits until Node `node` is Ready; says why not when the agent exits first or `deadline`
+/// passes.
+pub fn wait_ready(
+    cluster: &Cluster,
+    node: &str,
+    agent: &mut Agent,
+    deadline: Duration,
+) -> Result<Duration, String> {
+    let start = Instant::now();
+    loop {
+        let seen = cluster.get_json(&["node", node]);
+        if let Some(n) = &seen {
+            let ready = n["status"]["conditions"].as_array().is_some_and(|all| {
+                all.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            });
+            if ready {
+                return Ok(start.elapsed());
+            }
+        }
+        if let Some(status) = agent.exited() {
+            return Err(format!(
+                "the agent exited ({status}) before Node {node} was Ready"
+            ));
+        }
+        if start.elapsed() > deadline {
+            return Err(match seen {
+                None => format!("Node {node} was not registered within {deadline:?}"),
+                Some(n) => format!(
+                    "Node {node} not Ready within {deadline:?}: {}",
+                    condition(&n, "Ready").unwrap_or_else(|| "no Ready condition".to_owned())
+                ),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
