@@ -3,11 +3,12 @@
 //! - an init container that failed in a `restartPolicy: Never` pod leaves `Initialized` false
 //!   with upstream's message, `containers with incomplete status: [NAME]` ("InitContainer should
 //!   not start app containers and fail the pod if init containers fail on a RestartNever pod");
-//! - readiness gates: a running pod whose containers are ready but whose gates' conditions do
-//!   not exist is not ready, with upstream's reason and message (the first step of "Pods should
-//!   support pod readiness gates"; its later steps, a gate set true through the status
-//!   subresource making the pod ready, need the pod actor to hear of status-only changes, which
-//!   it does not yet).
+//! - readiness gates ("Pods should support pod readiness gates"): a running pod whose
+//!   containers are ready but whose gates' conditions do not exist is not ready, with
+//!   upstream's reason and message; once another client sets the gates' conditions true through
+//!   the status subresource, one at a time, the pod waits on the other gate, then is Ready (the
+//!   pod actor hears of a change of its gates' conditions; before, it heard only of spec, label
+//!   and annotation changes and the pod stayed unready).
 //!
 //! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
 //! SERGEANT_CRI_ENDPOINT).
@@ -69,7 +70,7 @@ fn a_failed_init_container_is_named_as_upstream_words_it() {
 }
 
 #[test]
-fn readiness_gates_without_their_conditions_keep_a_running_pod_unready() {
+fn a_running_pod_is_ready_only_once_its_readiness_gates_conditions_are_true() {
     let node = Managed::start("readiness-gates", &[]);
     node.create(
         "gated",
@@ -89,6 +90,41 @@ fn readiness_gates_without_their_conditions_keep_a_running_pod_unready() {
             "corresponding condition of pod readiness gate \"example.com/first\" does not exist.corresponding condition of pod readiness gate \"example.com/second\" does not exist.".to_owned()
         ),
         "{}",
+        pod["status"]
+    );
+
+    // Another client (a load balancer controller, say) sets the gates' conditions through the
+    // status subresource: the pod is Ready once both are true, and not before.
+    let set_gate = |gate: &str| {
+        let patch =
+            format!(r#"{{"status":{{"conditions":[{{"type":"{gate}","status":"True"}}]}}}}"#);
+        let (ok, out) = node.cluster.kubectl(&[
+            "patch",
+            "pod",
+            "gated",
+            "-n",
+            "default",
+            "--subresource=status",
+            "--type=strategic",
+            "-p",
+            &patch,
+        ]);
+        assert!(ok, "status patch of {gate}: {out}");
+    };
+    set_gate("example.com/first");
+    let pod = node.wait_pod("gated", "Ready waiting on the second gate only", |p| {
+        condition(p, "Ready").2
+            == "corresponding condition of pod readiness gate \"example.com/second\" does not exist."
+    });
+    assert_eq!(condition(&pod, "Ready").0, "False", "{}", pod["status"]);
+    set_gate("example.com/second");
+    let pod = node.wait_pod("gated", "Ready once both gates are true", |p| {
+        condition(p, "Ready").0 == "True"
+    });
+    assert_eq!(
+        condition(&pod, "example.com/first").0,
+        "True",
+        "the gate's condition is kept: {}",
         pod["status"]
     );
 }

@@ -12,7 +12,8 @@ use sergeant_core::status::{api_time, compute, Knowledge, Observed};
 /// `pod` with the status `runtime` shows — a look at the runtime, so only a measurement is
 /// reported — and `previous` keeping condition transition times. `known` is what the pod
 /// actor knows beyond the runtime (start time, probe verdicts, why containers wait, their
-/// termination messages, a failure of the whole pod); the node's addresses are added here.
+/// termination messages, a failure of the whole pod); the node's addresses and the conditions
+/// other clients set on `pod` (its readiness gates') are added here.
 #[must_use]
 pub fn status(
     pod: &Pod,
@@ -32,6 +33,11 @@ pub fn status(
     };
     let knowledge = Knowledge {
         host_ips: node.node_ip.iter().map(ToString::to_string).collect(),
+        api_conditions: pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.clone())
+            .unwrap_or_default(),
         ..known
     };
     with_status(pod, previous, &observed, &knowledge)

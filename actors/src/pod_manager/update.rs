@@ -1,11 +1,13 @@
 //! Which changes of a running pod its pod actor must hear of: what the pod's containers,
 //! volumes and deadline are made from (its spec, labels and annotations), as upstream's pod
-//! config tells an update from a mere status change. Status writes — sergeant's own, which
-//! bump the resource version of every API pod — are not changes.
+//! config tells an update from a mere status change, and the conditions of its readiness gates
+//! (set by other clients through the status subresource), which decide its `Ready` (as
+//! upstream reconciles a pod's readiness). Other status writes — sergeant's own, which bump the
+//! resource version of every API pod — are not changes.
 
 use std::sync::Arc;
 
-use sergeant_messages::pods::core::Pod;
+use sergeant_messages::pods::core::{Pod, PodCondition};
 
 /// Whether `desired` (the source's latest copy) differs from `running` (what the pod actor
 /// has) in a way a sync acts on.
@@ -14,13 +16,34 @@ pub(super) fn changed(running: &Arc<Pod>, desired: &Arc<Pod>) -> bool {
         return false;
     }
     let (old, new) = (&running.metadata, &desired.metadata);
-    running.spec != desired.spec || old.labels != new.labels || old.annotations != new.annotations
+    running.spec != desired.spec
+        || old.labels != new.labels
+        || old.annotations != new.annotations
+        || gate_conditions(running) != gate_conditions(desired)
+}
+
+/// The conditions of `pod`'s status whose types are its readiness gates, in status order.
+fn gate_conditions(pod: &Pod) -> Vec<&PodCondition> {
+    let gates: Vec<&str> = pod
+        .spec
+        .iter()
+        .flat_map(|s| s.readiness_gates.iter().flatten())
+        .map(|g| g.condition_type.as_str())
+        .collect();
+    if gates.is_empty() {
+        return Vec::new();
+    }
+    pod.status
+        .iter()
+        .flat_map(|s| s.conditions.iter().flatten())
+        .filter(|c| gates.contains(&c.type_.as_str()))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sergeant_messages::pods::core::{Container, PodSpec, PodStatus};
+    use sergeant_messages::pods::core::{Container, PodReadinessGate, PodSpec, PodStatus};
 
     fn pod() -> Pod {
         let mut pod = Pod::default();
@@ -54,6 +77,39 @@ mod tests {
         }));
         let same = Arc::new(pod());
         assert!(!changed(&same, &same));
+    }
+
+    #[test]
+    fn a_readiness_gates_condition_is_a_change_other_conditions_are_not() {
+        let gated = |p: &mut Pod| {
+            p.spec.as_mut().unwrap().readiness_gates = Some(vec![PodReadinessGate {
+                condition_type: "example.com/feature-1".to_owned(),
+            }]);
+        };
+        let with_condition = |type_: &str, status: &str| {
+            let (type_, status) = (type_.to_owned(), status.to_owned());
+            move |p: &mut Pod| {
+                gated(p);
+                p.status = Some(PodStatus {
+                    conditions: Some(vec![PodCondition {
+                        type_: type_.clone(),
+                        status: status.clone(),
+                        ..PodCondition::default()
+                    }]),
+                    ..PodStatus::default()
+                });
+            }
+        };
+        let mut running = pod();
+        gated(&mut running);
+        let running = Arc::new(running);
+        let edited = |edit: &dyn Fn(&mut Pod)| {
+            let mut pod = (*running).clone();
+            edit(&mut pod);
+            changed(&running, &Arc::new(pod))
+        };
+        assert!(edited(&with_condition("example.com/feature-1", "True")));
+        assert!(!edited(&with_condition("Ready", "True")));
     }
 
     #[test]

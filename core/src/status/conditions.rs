@@ -28,6 +28,8 @@ pub(super) struct Facts<'a> {
     pub not_ready: Vec<&'a str>,
     /// The condition types of the pod's readiness gates, in spec order.
     pub readiness_gates: Vec<&'a str>,
+    /// The pod's conditions in the API server, where other clients set the gates' conditions.
+    pub api_conditions: &'a [PodCondition],
     /// The pod's phase.
     pub phase: &'static str,
 }
@@ -116,7 +118,7 @@ pub(super) fn build(
             None,
         ),
         initialized,
-        pod_ready(&ready, &facts.readiness_gates, previous),
+        pod_ready(&ready, facts, previous),
         ready,
         condition(SCHEDULED, true, None, None),
     ];
@@ -141,10 +143,11 @@ pub(super) fn build(
 }
 
 /// `Ready`: `ContainersReady` while that is not true, else false while a readiness gate's
-/// condition (set by some other client, found in `previous`) is missing or not true.
+/// condition (set by some other client: found in the API server's conditions, else in
+/// `previous`) is missing or not true.
 fn pod_ready(
     containers_ready: &PodCondition,
-    gates: &[&str],
+    facts: &Facts<'_>,
     previous: &[PodCondition],
 ) -> PodCondition {
     if containers_ready.status != "True" {
@@ -153,9 +156,14 @@ fn pod_ready(
             ..containers_ready.clone()
         };
     }
-    let unready: String = gates
+    let find = |gate: &str| {
+        let mut all = facts.api_conditions.iter().chain(previous);
+        all.find(|c| c.type_ == gate)
+    };
+    let unready: String = facts
+        .readiness_gates
         .iter()
-        .filter_map(|gate| match previous.iter().find(|c| c.type_ == *gate) {
+        .filter_map(|gate| match find(gate) {
             None => Some(format!(
                 "corresponding condition of pod readiness gate {gate:?} does not exist."
             )),

@@ -23,7 +23,9 @@ mod testing;
 use std::collections::BTreeMap;
 
 use k8s_cri::v1 as cri;
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodSpec, PodStatus};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerStatus, Pod, PodCondition, PodSpec, PodStatus,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use self::container::{Builder, Kind};
@@ -77,6 +79,10 @@ pub struct Knowledge {
     pub host_ips: Vec<String>,
     /// The time that stamps conditions whose status changed; `None` means the wall clock.
     pub now: Option<Time>,
+    /// The pod's conditions as the API server holds them, where other clients set theirs (a
+    /// readiness gate's condition, through the status subresource): `Ready` waits on the
+    /// gates' conditions found here (or, failing that, in the previous status).
+    pub api_conditions: Vec<PodCondition>,
 }
 
 /// Why a container is not running, as the pod actor knows it.
@@ -192,6 +198,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .flatten()
             .map(|gate| gate.condition_type.as_str())
             .collect(),
+        api_conditions: &knowledge.api_conditions,
         phase,
     };
     let now = knowledge.now.clone().unwrap_or_else(time::now);
