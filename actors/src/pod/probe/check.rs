@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
+use sergeant_core::KUBERNETES_MINOR;
 use sergeant_messages::pods::core::Probe;
 use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
-use sergeant_messages::KUBERNETES_MINOR;
 use sergeant_probes::{grpc, http_get, tcp, Outcome};
 
 use crate::pod::target::ContainerTarget;

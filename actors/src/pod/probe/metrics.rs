@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use sergeant_messages::pods::PodKey;
 
-use super::settings::ProbeKind;
+use sergeant_core::probe::ProbeKind;
 use sergeant_probes::Outcome;
 
 /// Counter of probe attempts by `probe_type`, `result`, `container`, `pod`, `namespace`,

@@ -6,11 +6,10 @@
 mod check;
 mod metrics;
 mod set;
-mod settings;
 mod worker;
 
 pub use check::{check, ProbeTarget};
+pub use sergeant_core::probe::{ProbeKind, ProbeSettings};
 pub use sergeant_probes::Outcome;
 pub use set::{ProbeDeps, ProbeSet};
-pub use settings::{ProbeKind, ProbeSettings};
 pub use worker::{ProbeJob, ProbeResult, ProbeWorker, ProbedContainer};

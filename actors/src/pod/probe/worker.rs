@@ -13,10 +13,10 @@ use sergeant_supervisor::{failpoint, ChildEnv};
 
 use super::check::check;
 use super::metrics;
-use super::settings::{ProbeKind, ProbeSettings};
 use crate::events::{reason, EventType, PodEvents};
 use crate::pod::target::ContainerTarget;
 use crate::runtime::RuntimePort;
+use sergeant_core::probe::{ProbeKind, ProbeSettings};
 use sergeant_probes::Outcome;
 
 /// A probe's verdict changed: sent to the pod actor.
