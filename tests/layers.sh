@@ -5,6 +5,8 @@
 #   - the one way tokio reaches core is k8s-cri, whose generated CRI types come with tonic's
 #     client stubs (the crate has no feature to leave them out); core uses only the types,
 #     so the check prunes k8s-cri and fails on any other path;
+#   - probes (one network check of a container) use no actor framework, no API client and no
+#     higher sergeant crate;
 #   - actors never depend on the HTTP server (the server sits above them);
 #   - within each crate, no two top-level modules import each other, directly or round a loop
 #     (tests/layers/module_loops.py; the loops still there are listed in it with their reason).
@@ -26,11 +28,13 @@ forbid() {
 pure='^(actix|actix-rt|tokio|tonic|kube|kube-client|hyper|axum|sergeant-(messages|supervisor|runtime-adapters|kube-api|actors|server))$'
 forbid sergeant-core "$pure" "core is pure: no actors, runtime, client or higher sergeant crate"
 forbid sergeant-host "$pure" "host does node file work only, called by actors"
+forbid sergeant-probes '^(actix|actix-rt|kube|kube-client|sergeant-(messages|supervisor|runtime-adapters|kube-api|actors|server))$' \
+	"probes carry out one check: no actors, API client or higher sergeant crate"
 forbid sergeant-actors '^sergeant-server$' "the server sits above the actors"
 forbid sergeant-kube-api '^(sergeant-actors|sergeant-server)$' "the API client sits below the actors"
 
-python3 tests/layers/module_loops.py . actors config core host kube-api messages runtime-adapters \
-	server supervisor . || failed=1
+python3 tests/layers/module_loops.py . actors config core host kube-api messages probes \
+	runtime-adapters server supervisor . || failed=1
 
 ((failed == 0)) && echo "layers: crate graph as documented (core and host pure, server above actors)"
 exit "$failed"

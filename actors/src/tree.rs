@@ -17,8 +17,8 @@ use std::path::PathBuf;
 
 use metrics_exporter_prometheus::PrometheusHandle;
 use sergeant_config::FlagOverrides;
+use sergeant_core::node_status::facts::RuntimeHealth;
 use sergeant_messages::pods::{PodSource, SourceSnapshot};
-use sergeant_messages::runtime::RuntimeHealth;
 use sergeant_messages::supervision::Strategy;
 use tokio::sync::watch;
 

@@ -11,9 +11,8 @@ use futures::future::join_all;
 use sergeant_actors::config_feed;
 use sergeant_actors::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort, StartedAdapter};
 use sergeant_config::{FlagOverrides, NodeConfig};
-use sergeant_messages::runtime::{
-    cri, RuntimeCall, RuntimeHealth, RuntimeRequest, RuntimeResponse,
-};
+use sergeant_core::node_status::facts::RuntimeHealth;
+use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeRequest, RuntimeResponse};
 use sergeant_messages::runtime_error::RuntimeError;
 use sergeant_messages::supervision::Strategy;
 use sergeant_supervisor::{spawn_actor, start_root, ChildSpec, RestartPolicy, Slot};

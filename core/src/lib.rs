@@ -11,11 +11,18 @@
 //! the node's allocatable resources ([`allocatable`]) and the name rules of the API
 //! ([`names`]) are here too.
 
+/// The Kubernetes release sergeant acts as the kubelet of (the control plane the tests run is
+/// built from the same release, `tests/control-plane/VERSION`): `nodeInfo.kubeletVersion`.
+pub const KUBERNETES_VERSION: &str = "v1.37.2";
+/// Its `major.minor`, as user agents such as `kube-probe/1.37` carry it.
+pub const KUBERNETES_MINOR: &str = "1.37";
+
 pub mod admission;
 pub mod allocatable;
 pub mod backoff;
 pub mod cni;
 pub mod credentials;
+pub mod events;
 pub mod eviction;
 pub mod gc;
 pub mod hash;
@@ -24,8 +31,11 @@ pub mod labels;
 pub mod limits;
 pub mod located;
 pub mod manifest;
+pub mod mirror;
 pub mod names;
+pub mod node_status;
 pub mod plan;
+pub mod probe;
 pub mod rate;
 pub mod resize;
 pub mod runtime;

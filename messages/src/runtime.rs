@@ -130,24 +130,3 @@ runtime_operations! {
     ListContainerStats: ListContainerStatsRequest => ListContainerStatsResponse, "list_container_stats";
     ImageFsInfo: ImageFsInfoRequest => ImageFsInfoResponse, "image_fs_info";
 }
-
-/// What the rest of the agent needs to know about the runtime behind the port: which adapter
-/// serves it, whether it answers, and its `RuntimeReady` / `NetworkReady` conditions (node
-/// status turns these into the node's Ready condition).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RuntimeHealth {
-    /// The adapter kind serving the port (`cri`, `fake`).
-    pub adapter: String,
-    /// The endpoint it talks to.
-    pub endpoint: String,
-    /// Whether the last status call was answered.
-    pub reachable: bool,
-    /// The runtime's `RuntimeReady` condition.
-    pub runtime_ready: bool,
-    /// The runtime's `NetworkReady` condition.
-    pub network_ready: bool,
-    /// The runtime's name and version from the handshake (`containerd 1.6.20`).
-    pub runtime_version: String,
-    /// Why the runtime is not ready, when it is not.
-    pub message: String,
-}

@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use futures::Stream;
 use tokio::sync::mpsc;
 
-use super::record::Record;
+use sergeant_core::events::Record;
 
 /// The receiver of the event queue, waiting for an incarnation of the recorder to take it.
 #[derive(Debug, Clone)]

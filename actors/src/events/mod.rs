@@ -5,25 +5,22 @@
 //! Pod actors emit through an [`EventSink`] (a bounded queue that never blocks them; a full
 //! queue drops and counts) — bound to their pod as [`PodEvents`], and for the work deep in a
 //! sync, through the pod's scope ([`PodEvents::scope`]). In managed mode the `event-recorder`
-//! ([`EventRecorder`]) correlates them (`correlate`: rate limit, combine, count repeats) and
-//! writes them (`write`); standalone, events are only logged at debug level.
+//! ([`EventRecorder`]) correlates them (`sergeant_core::events::correlate`: rate limit,
+//! combine, count repeats) and writes them (`write`); standalone, events are only logged at
+//! debug level.
 //!
 //! Metric: `sergeant_events_total{result}`.
 
-mod correlate;
-mod duration;
 mod inbox;
-mod record;
 mod recorder;
 mod scope;
 mod sink;
 mod write;
 
-pub use duration::go_millis;
 pub use inbox::Inbox;
-pub use record::{reason, EventType, Involved, ObjectKind, Record};
 pub use recorder::EventRecorder;
 pub use scope::{container_event, pod_event};
+pub use sergeant_core::events::{go_millis, reason, EventType, Involved, ObjectKind, Record};
 pub use sink::{channel, EventSink, PodEvents};
 
 use kube::Client;

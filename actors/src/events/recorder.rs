@@ -10,11 +10,12 @@ use actix::{
 };
 use kube::Client;
 
-use super::correlate::{Correlator, Write};
 use super::inbox::Inbox;
-use super::record::Record;
-use super::write::{create, event, patch_repeat, EventWriteError, NewEvent};
+use super::write::{create, patch_repeat, EventWriteError};
 use super::EVENTS_TOTAL;
+use sergeant_core::events::correlate::{Correlator, Write};
+use sergeant_core::events::object::{event, NewEvent};
+use sergeant_core::events::Record;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 

@@ -6,8 +6,8 @@
 
 use std::future::Future;
 
-use super::record::EventType;
 use super::sink::PodEvents;
+use sergeant_core::events::EventType;
 
 tokio::task_local! {
     static CURRENT: PodEvents;

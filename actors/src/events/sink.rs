@@ -10,8 +10,8 @@ use sergeant_messages::pods::core::Pod;
 use tokio::sync::mpsc;
 
 use super::inbox::Inbox;
-use super::record::{reason, EventType, Involved, ObjectKind, Record};
 use super::EVENTS_TOTAL;
+use sergeant_core::events::{reason, EventType, Involved, ObjectKind, Record};
 
 /// How many events may wait for the recorder before new ones are dropped.
 const QUEUE: usize = 1024;

@@ -9,9 +9,9 @@ use std::time::SystemTime;
 use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
-use super::log_dirs;
 use crate::pod_manager::{ExistingPods, PodManager};
 use crate::runtime::RuntimePort;
+use sergeant_core::gc::log_dirs;
 use sergeant_core::gc::{plan, Existing, Policy, Removal, RuntimeObjects};
 use sergeant_core::labels;
 use sergeant_supervisor::{ChildRef, SendError};
@@ -236,7 +236,7 @@ async fn collect_log_dirs(
 /// The directories under the log root; none (and a warning) when it cannot be read.
 async fn list_dirs(root: PathBuf) -> Vec<String> {
     let shown = root.display().to_string();
-    let listed = tokio::task::spawn_blocking(move || log_dirs::list(&root)).await;
+    let listed = tokio::task::spawn_blocking(move || sergeant_host::log_dirs::list(&root)).await;
     match listed {
         Ok(Ok(names)) => names,
         Ok(Err(err)) => {

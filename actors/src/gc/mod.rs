@@ -4,11 +4,11 @@
 //! state and restart counts from it).
 //!
 //! Entry point: [`child_spec`], the `gc` worker of the `node` supervisor ([`GarbageCollector`]).
-//! [`sergeant_core::gc`] decides what a pass removes, [`log_dirs`] which pod log directories are stale,
-//! `collect` runs one pass against the runtime.
+//! [`sergeant_core::gc`] decides what a pass removes (`log_dirs`: which pod log directories
+//! are stale), `sergeant_host::log_dirs` lists them, `collect` runs one pass against the
+//! runtime.
 
 mod actor;
 pub(crate) mod collect;
-pub mod log_dirs;
 
 pub use actor::{child_spec, GarbageCollector};

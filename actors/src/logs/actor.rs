@@ -9,9 +9,9 @@ use sergeant_config::kubelet::KubeletConfiguration;
 use tokio::sync::watch;
 
 use super::pass::{self, FAILURES, ROTATIONS};
-use super::rotate::Policy;
 use crate::config_feed::{self, ConfigState};
 use crate::runtime::RuntimePort;
+use sergeant_host::log_rotation::Policy;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 

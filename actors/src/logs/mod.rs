@@ -3,10 +3,10 @@
 //! (older ones gzipped), and has the runtime reopen the log after each rotation.
 //!
 //! Entry point: [`ContainerLogManager`], a worker of the `node` supervisor. `pass` is one
-//! check of every running container through the runtime port, `rotate` the file operations.
+//! check of every running container through the runtime port; the file operations are
+//! `sergeant_host::log_rotation`'s.
 
 mod actor;
 mod pass;
-mod rotate;
 
 pub use actor::ContainerLogManager;

@@ -9,9 +9,9 @@ use futures::StreamExt;
 use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
-use super::rotate::{self, Checked, Policy, RotateError};
 use crate::runtime::RuntimePort;
 use sergeant_core::labels;
+use sergeant_host::log_rotation::{self, Checked, Policy, RotateError};
 
 /// Counts log rotations that completed (the runtime reopened the log).
 pub(super) const ROTATIONS: &str = "sergeant_container_log_rotations_total";
@@ -131,7 +131,7 @@ async fn check(port: &RuntimePort, container: cri::Container, policy: Policy) ->
         return Outcome::Unchanged; // the container logs nowhere
     }
     let log = PathBuf::from(&path);
-    let checked = blocking(move || rotate::rotate(&log, policy, SystemTime::now())).await;
+    let checked = blocking(move || log_rotation::rotate(&log, policy, SystemTime::now())).await;
     let rotated = match checked {
         Ok(Checked::Small) => return Outcome::Unchanged,
         Ok(Checked::Missing) => None,
@@ -152,7 +152,7 @@ async fn check(port: &RuntimePort, container: cri::Container, policy: Policy) ->
         (Err(err), None) => owner.failed("reopen", &path, &err),
         (Err(err), Some(rotated)) => {
             let log = PathBuf::from(&path);
-            match blocking(move || rotate::restore(&log, &rotated)).await {
+            match blocking(move || log_rotation::restore(&log, &rotated)).await {
                 Ok(()) => owner.failed("reopen", &path, &err),
                 Err(undo) => owner.failed(
                     "restore",
@@ -166,11 +166,23 @@ async fn check(port: &RuntimePort, container: cri::Container, policy: Policy) ->
     }
 }
 
+/// Why a rotation's file work failed: the work itself, or the blocking task running it.
+#[derive(Debug, thiserror::Error)]
+enum FileWorkError {
+    /// A file operation failed.
+    #[error(transparent)]
+    Rotate(#[from] RotateError),
+    /// The blocking task doing the file work panicked or was cancelled.
+    #[error("the file work did not finish: {0}")]
+    Unfinished(String),
+}
+
 /// Runs file work off the actor thread.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, RotateError> + Send + 'static,
-) -> Result<T, RotateError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .unwrap_or_else(|joined| Err(RotateError::Unfinished(joined.to_string())))
+) -> Result<T, FileWorkError> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done.map_err(FileWorkError::from),
+        Err(joined) => Err(FileWorkError::Unfinished(joined.to_string())),
+    }
 }

@@ -15,11 +15,11 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::SourceSnapshot;
 use tokio::sync::watch;
 
-use super::plan::{key_of, plan, Action};
-use super::pod::mirror_of;
 use super::store::{MirrorStore, Written};
 use super::write::{create, delete, node_uid, MirrorError};
 use super::MirrorView;
+use sergeant_core::mirror::plan::{key_of, plan, Action};
+use sergeant_core::mirror::pod::mirror_of;
 use sergeant_core::source::{is_static_pod, mirror_hash};
 use sergeant_kube_api::{node_pods, PodWatchItem, RetryBackoff};
 use sergeant_supervisor::failpoint;

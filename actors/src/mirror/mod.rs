@@ -2,13 +2,12 @@
 //! cluster sees them (`kubectl get pods`) and their status, as upstream.
 //!
 //! The `mirror-pods` actor ([`MirrorPods`]) watches the node's pods (`store`), compares the
-//! mirror pods with the static pods (`plan`), makes the mirror pod of each (`pod`) and writes
-//! it (`write`). It publishes the mirror pods by static pod hash ([`MirrorView`]): the status
-//! manager writes a static pod's status to its mirror pod, which has a UID of its own.
+//! mirror pods with the static pods and makes the mirror pod of each
+//! (`sergeant_core::mirror`), and writes them (`write`). It publishes the mirror pods by
+//! static pod hash ([`MirrorView`]): the status manager writes a static pod's status to its
+//! mirror pod, which has a UID of its own.
 
 mod actor;
-mod plan;
-mod pod;
 mod store;
 mod write;
 

@@ -12,7 +12,7 @@ use kube::runtime::watcher::Event;
 use sergeant_kube_api::{RelistView, WatchEntries};
 use sergeant_messages::pods::core::Pod;
 
-use super::plan::key_of;
+use sergeant_core::mirror::plan::key_of;
 use sergeant_core::source::mirror_hash;
 
 /// A write of the agent's own that the API server confirmed.

@@ -10,14 +10,14 @@ use actix::{
     Actor, ActorFutureExt, ActorStreamExt, AsyncContext, Context, ContextFutureSpawner,
     SpawnHandle, WrapFuture,
 };
-use sergeant_messages::runtime::RuntimeHealth;
+use sergeant_core::node_status::conditions::not_ready_reason;
+use sergeant_core::node_status::facts::{MachineFacts, RuntimeHealth};
+use sergeant_host::machine;
 use tokio::sync::watch;
 use tracing::Instrument;
 
-use super::conditions::not_ready_reason;
 use super::error::ApiCallError;
 use super::lease::{self, Holder};
-use super::machine::{self, MachineFacts};
 use super::sync::{self, Action, Outcome, Round};
 use crate::config_feed::ConfigState;
 use crate::pressure_feed::PressureFeed;

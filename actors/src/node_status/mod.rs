@@ -3,16 +3,13 @@
 //! upstream kubelet keeps them.
 //!
 //! Entry point: [`child_spec`], the `node-status` worker of the `node` supervisor
-//! ([`NodeStatus`]). [`machine`] reads the machine facts, [`build`] and [`conditions`] turn
-//! them into the Node (pure), `sync` runs one status round and [`lease`] one renewal.
+//! ([`NodeStatus`]). `sergeant_host::machine` reads the machine facts and
+//! `sergeant_core::node_status` turns them into the Node; `sync` runs one status round and
+//! [`lease`] one renewal.
 
 mod actor;
-pub mod build;
-pub mod conditions;
 mod error;
-pub mod images;
 pub mod lease;
-pub mod machine;
 mod register;
 mod sync;
 

@@ -11,13 +11,14 @@ use k8s_openapi::jiff::Timestamp;
 use kube::{Api, Client};
 use sergeant_config::NodeConfig;
 use sergeant_core::eviction::signals::Pressure;
+use sergeant_core::node_status::build::{self, RuntimeView};
+use sergeant_core::node_status::conditions::not_ready_reason;
+use sergeant_core::node_status::facts::{MachineFacts, RuntimeHealth};
+use sergeant_core::node_status::images::node_images;
 use sergeant_kube_api::node_ttl;
-use sergeant_messages::runtime::{cri, RuntimeHealth};
+use sergeant_messages::runtime::cri;
 
-use super::build::{self, RuntimeView};
 use super::error::ApiCallError;
-use super::images::node_images;
-use super::machine::MachineFacts;
 use super::register;
 use crate::runtime::RuntimePort;
 
@@ -112,7 +113,7 @@ pub async fn run(round: Round) -> Result<Outcome, ApiCallError> {
         node_uid: node.metadata.uid,
         action,
         runtime_version: runtime.version,
-        not_ready: super::conditions::not_ready_reason(&runtime.health),
+        not_ready: not_ready_reason(&runtime.health),
         object_ttl: node_ttl(node.metadata.annotations.as_ref()),
     })
 }

@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
+use sergeant_core::KUBERNETES_MINOR;
 use sergeant_messages::pods::core::LifecycleHandler;
 use sergeant_messages::runtime::cri;
-use sergeant_messages::KUBERNETES_MINOR;
+use sergeant_probes::http_get::{self, HttpTarget};
 
-use super::http_get::{self, HttpTarget};
 use super::target::ContainerTarget;
 use crate::runtime::RuntimePort;
 

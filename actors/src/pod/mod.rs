@@ -14,7 +14,6 @@ pub mod error;
 mod execute;
 pub mod file_work;
 pub mod hooks;
-pub mod http_get;
 pub mod interrupt;
 pub mod kill;
 pub mod look;

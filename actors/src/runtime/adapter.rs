@@ -25,10 +25,11 @@ use actix::{
     WrapFuture,
 };
 use sergeant_config::NodeConfig;
+use sergeant_core::node_status::facts::RuntimeHealth;
 use sergeant_core::rate::TokenBucket;
 use sergeant_messages::container_events::SubscribeContainerEvents;
 use sergeant_messages::runtime::{
-    cri, RuntimeCall, RuntimeHealth, RuntimeOperation, RuntimeRequest, RuntimeResponse,
+    cri, RuntimeCall, RuntimeOperation, RuntimeRequest, RuntimeResponse,
 };
 use sergeant_messages::runtime_error::RuntimeError;
 use tokio::sync::{watch, Semaphore};

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use actix::{AsyncContext, Context, Message, Recipient, SpawnHandle};
 use sergeant_core::backoff::Doubling;
-use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeHealth};
+use sergeant_core::node_status::facts::RuntimeHealth;
+use sergeant_messages::runtime::{cri, RuntimeCall};
 
 use super::adapter::RuntimeAdapter;
 use super::port::RuntimePort;

@@ -14,10 +14,10 @@ use tokio::sync::watch;
 use tracing::Instrument;
 
 use super::entry::{Next, PodEntry};
-use super::merge::merged;
 use super::slots::WriteSlots;
 use super::write::{delete_pod, patch_status, WriteError};
 use crate::mirror::MirrorView;
+use sergeant_core::status::merge::merged;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 

@@ -16,6 +16,7 @@ use sergeant_config::sergeant::GarbageCollection;
 use crate::labels;
 
 pub mod images;
+pub mod log_dirs;
 
 /// The limits a pass applies, from `garbageCollection` of the configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

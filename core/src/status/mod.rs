@@ -4,10 +4,12 @@
 //! It is a pure function (the clock comes in through [`Knowledge::now`]), so the whole of the
 //! kubelet's status semantics is tested here without a runtime: container states and restart
 //! history ([`container`]), the pod phase ([`phase`]), the conditions ([`conditions`]) and the
-//! addresses ([`network`]). The QoS class comes from [`crate::spec::qos_class`].
+//! addresses ([`network`]); and what the status manager writes over the API server's copy
+//! ([`merge`]). The QoS class comes from [`crate::spec::qos_class`].
 
 mod conditions;
 mod container;
+pub mod merge;
 mod network;
 mod phase;
 mod resources;

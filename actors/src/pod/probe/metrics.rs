@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use sergeant_messages::pods::PodKey;
 
-use super::check::Outcome;
-use super::settings::ProbeKind;
+use sergeant_core::probe::ProbeKind;
+use sergeant_probes::Outcome;
 
 /// Counter of probe attempts by `probe_type`, `result`, `container`, `pod`, `namespace`,
 /// `pod_uid`.

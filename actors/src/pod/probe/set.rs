@@ -20,10 +20,10 @@ use sergeant_supervisor::{
 };
 use tokio::sync::watch;
 
-use super::settings::ProbeKind;
 use super::worker::{ProbeJob, ProbeResult, ProbeWorker, ProbedContainer};
 use crate::events::PodEvents;
 use crate::runtime::RuntimePort;
+use sergeant_core::probe::ProbeKind;
 use sergeant_core::runtime::PodRuntime;
 
 /// The jobs of the pod's workers by child name; the supervisor makes each incarnation from it.

@@ -11,12 +11,13 @@ use sergeant_messages::pods::core::{Container, Probe};
 use sergeant_messages::pods::PodKey;
 use sergeant_supervisor::{failpoint, ChildEnv};
 
-use super::check::{check, Outcome};
+use super::check::check;
 use super::metrics;
-use super::settings::{ProbeKind, ProbeSettings};
 use crate::events::{reason, EventType, PodEvents};
 use crate::pod::target::ContainerTarget;
 use crate::runtime::RuntimePort;
+use sergeant_core::probe::{ProbeKind, ProbeSettings};
+use sergeant_probes::Outcome;
 
 /// A probe's verdict changed: sent to the pod actor.
 #[derive(Debug, Clone, PartialEq, Eq)]

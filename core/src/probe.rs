@@ -1,9 +1,10 @@
-//! A probe's kind and timing, with the upstream defaults filled in.
+//! A probe's kind and timing, with the upstream defaults filled in: what the pod actor's probe
+//! workers run on, decided from the container's spec.
 
 use std::fmt;
 use std::time::Duration;
 
-use sergeant_messages::pods::core::{Container, Probe};
+use k8s_openapi::api::core::v1::{Container, Probe};
 
 /// Which question a probe answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -3,15 +3,27 @@
 
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::GRPCAction;
 use tonic::transport::Endpoint;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::HealthCheckRequest;
 
-use super::check::Outcome;
+use crate::http_get::authority;
+use crate::Outcome;
+
+/// Asks the health service of `action` (on the pod's IP, `pod_ip`) about the action's service
+/// within `timeout`.
+pub async fn probe(action: &GRPCAction, pod_ip: Option<&str>, timeout: Duration) -> Outcome {
+    let (Some(host), Ok(port)) = (pod_ip, u16::try_from(action.port)) else {
+        return Outcome::Unknown("no pod IP or no valid port for the gRPC probe".to_owned());
+    };
+    let service = action.service.as_deref().unwrap_or_default();
+    check(&authority(host, port), service, timeout).await
+}
 
 /// Asks the health service at `authority` (`host:port`) about `service` within `timeout`.
-pub async fn check(authority: &str, service: &str, timeout: Duration) -> Outcome {
+async fn check(authority: &str, service: &str, timeout: Duration) -> Outcome {
     let Ok(endpoint) = Endpoint::from_shared(format!("http://{authority}")) else {
         return Outcome::Unknown(format!("{authority:?} is not a gRPC address"));
     };

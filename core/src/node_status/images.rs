@@ -2,8 +2,8 @@
 //! 50, each with at most 5 names (digests, then tags). The scheduler's image locality reads
 //! them. Pure.
 
+use k8s_cri::v1 as cri;
 use k8s_openapi::api::core::v1::ContainerImage;
-use sergeant_messages::runtime::cri;
 
 /// Most images in the node status (upstream `MaxImagesInNodeStatus`).
 pub const MAX_IMAGES: usize = 50;

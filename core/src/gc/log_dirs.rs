@@ -1,17 +1,14 @@
 //! Pod log directories (`<pod log root>/<namespace>_<name>_<uid>`) whose pod is gone: which
-//! ones they are (pure), and listing and removing them (blocking I/O, run off the actor
-//! thread).
+//! ones they are. Listing them is `sergeant_host::log_dirs`'s, removing them the GC actor's.
 //!
 //! The log root is shared by every agent of the host (and by pods of other runtimes' nodes), so
 //! a directory is only taken when no pod that exists and no runtime object at all carries its
 //! UID.
 
 use std::collections::BTreeSet;
-use std::io;
-use std::path::Path;
 
-use sergeant_core::gc::RuntimeObjects;
-use sergeant_core::labels;
+use super::RuntimeObjects;
+use crate::labels;
 
 /// The pod UID a log directory name ends with; `None` for a name not shaped
 /// `<namespace>_<name>_<uid>`.
@@ -47,31 +44,11 @@ pub fn stale(
         .collect()
 }
 
-/// The names of the directories in `root`; none when `root` does not exist. Blocking.
-///
-/// # Errors
-/// The I/O error of reading `root`.
-pub fn list(root: &Path) -> io::Result<Vec<String>> {
-    let entries = match std::fs::read_dir(root) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(err),
-    };
-    let mut names = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            names.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    Ok(names)
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
 
-    use sergeant_messages::runtime::cri;
+    use k8s_cri::v1 as cri;
 
     use super::*;
 
@@ -110,14 +87,5 @@ mod tests {
         .map(String::from)
         .to_vec();
         assert_eq!(stale(&dirs, runtime, &existing), ["ns_d_gone"]);
-    }
-
-    #[test]
-    fn listing_takes_directories_only_and_a_missing_root_is_empty() {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir(root.path().join("ns_a_u1")).unwrap();
-        std::fs::write(root.path().join("ns_b_u2"), "a file").unwrap();
-        assert_eq!(list(root.path()).unwrap(), ["ns_a_u1"]);
-        assert!(list(&root.path().join("missing")).unwrap().is_empty());
     }
 }

@@ -1,8 +1,8 @@
 //! Where an `HTTPGetAction` points: scheme, host, port, path and headers, resolved against the
 //! container's ports and the pod's IP.
 
+use k8s_openapi::api::core::v1::{Container, HTTPGetAction};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use sergeant_messages::pods::core::{Container, HTTPGetAction};
 
 /// Why an action cannot be turned into a request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,7 +132,7 @@ pub fn resolve_port(port: &IntOrString, container: &Container) -> Result<u16, St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sergeant_messages::pods::core::{ContainerPort, HTTPHeader};
+    use k8s_openapi::api::core::v1::{ContainerPort, HTTPHeader};
 
     fn container() -> Container {
         Container {

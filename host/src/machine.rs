@@ -1,15 +1,17 @@
 //! The machine facts node status reports, read once when the actor starts: identity
 //! (`/etc/machine-id`, the DMI product UUID, the boot id), the kernel release, the OS image
 //! (`PRETTY_NAME` of os-release), the capacity (CPUs, memory, the root dir's filesystem,
-//! `maxPods`) and the node's address. Blocking: run it off the actor thread.
+//! `maxPods`) and the node's address, as [`MachineFacts`] that `sergeant_core::node_status`
+//! builds the Node from. Blocking: the node-status actor runs it on the blocking pool.
 
 use std::io;
-use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use sergeant_config::NodeConfig;
-
 use sergeant_core::allocatable::NodeResources;
+use sergeant_core::node_status::facts::MachineFacts;
+
+use crate::{filesystem, node};
 
 const MACHINE_ID: [&str; 2] = ["/etc/machine-id", "/var/lib/dbus/machine-id"];
 const SYSTEM_UUID: &str = "/sys/class/dmi/id/product_uuid";
@@ -43,35 +45,13 @@ pub enum MachineError {
     },
 }
 
-/// Everything about this machine node status reports that does not change while it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MachineFacts {
-    /// The node's name, also its `kubernetes.io/hostname` label and `Hostname` address.
-    pub node_name: String,
-    /// `--node-ip`, else the address of the default route's interface.
-    pub internal_ip: Option<IpAddr>,
-    /// `/etc/machine-id`.
-    pub machine_id: String,
-    /// The DMI product UUID (empty when the machine has none or it cannot be read).
-    pub system_uuid: String,
-    /// Changes with every boot; tells the control plane the node rebooted.
-    pub boot_id: String,
-    /// The kernel release (`uname -r`).
-    pub kernel_version: String,
-    /// The os-release `PRETTY_NAME`.
-    pub os_image: String,
-    /// CPUs, memory, ephemeral storage and pods.
-    pub capacity: NodeResources,
-}
-
 /// Reads the facts of this machine for the node `config` describes.
 ///
 /// # Errors
 /// [`MachineError`] when the node settings, the boot id or the kernel release cannot be read,
 /// or the root dir's filesystem cannot be measured.
 pub fn read(config: &NodeConfig) -> Result<MachineFacts, MachineError> {
-    let node =
-        sergeant_host::node::node_context(config).map_err(|e| MachineError::Node(e.to_string()))?;
+    let node = node::node_context(config).map_err(|e| MachineError::Node(e.to_string()))?;
     let storage = filesystem_bytes(&node.root_dir)?;
     Ok(MachineFacts {
         internal_ip: node.node_ip,
@@ -111,11 +91,10 @@ fn filesystem_bytes(dir: &Path) -> Result<u64, MachineError> {
         .ancestors()
         .find(|p| p.exists())
         .unwrap_or(Path::new("/"));
-    let space =
-        sergeant_host::filesystem::space(existing).map_err(|reason| MachineError::Statvfs {
-            path: existing.to_owned(),
-            reason,
-        })?;
+    let space = filesystem::space(existing).map_err(|reason| MachineError::Statvfs {
+        path: existing.to_owned(),
+        reason,
+    })?;
     Ok(space.total_bytes)
 }
 

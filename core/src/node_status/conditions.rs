@@ -5,10 +5,10 @@
 
 use std::collections::BTreeSet;
 
+use super::facts::RuntimeHealth;
+use crate::eviction::signals::Pressure;
 use k8s_openapi::api::core::v1::NodeCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use sergeant_core::eviction::signals::Pressure;
-use sergeant_messages::runtime::RuntimeHealth;
 
 /// The condition type the scheduler and the node lifecycle controller read.
 pub const READY: &str = "Ready";

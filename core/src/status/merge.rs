@@ -1,15 +1,16 @@
 //! What the agent writes over the status the API server holds: its own status, keeping the
 //! conditions other components own (a readiness gate's, `DisruptionTarget`), and never taking a
-//! pod out of a terminal phase, as upstream's status manager does.
+//! pod out of a terminal phase, as upstream's status manager does. The status manager writes
+//! what [`merged`] returns.
 
-use sergeant_messages::pods::core::PodStatus;
+use k8s_openapi::api::core::v1::PodStatus;
 
 const TERMINAL: [&str; 2] = ["Succeeded", "Failed"];
 
 /// The status to write, or `None` when `ours` would move a terminal pod back to a live phase
 /// (a late report must never undo the end of a pod).
 #[must_use]
-pub(super) fn merged(api: Option<&PodStatus>, ours: &PodStatus) -> Option<PodStatus> {
+pub fn merged(api: Option<&PodStatus>, ours: &PodStatus) -> Option<PodStatus> {
     let terminal = |s: &PodStatus| s.phase.as_deref().is_some_and(|p| TERMINAL.contains(&p));
     if api.is_some_and(terminal) && !terminal(ours) {
         return None;
@@ -38,7 +39,7 @@ pub(super) fn merged(api: Option<&PodStatus>, ours: &PodStatus) -> Option<PodSta
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sergeant_messages::pods::core::PodCondition;
+    use k8s_openapi::api::core::v1::PodCondition;
 
     fn status(phase: &str, conditions: &[(&str, &str)]) -> PodStatus {
         PodStatus {

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use sergeant_messages::pods::core::Pod;
+use k8s_openapi::api::core::v1::Pod;
 
-use sergeant_core::source::{mirror_hash, static_hash};
+use crate::source::{mirror_hash, static_hash};
 
 /// One write to the API server.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,8 +73,8 @@ fn delete(mirror: &Pod) -> Action {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sergeant_core::source::CONFIG_HASH;
-    use sergeant_core::source::CONFIG_MIRROR;
+    use crate::source::CONFIG_HASH;
+    use crate::source::CONFIG_MIRROR;
 
     fn pod(name: &str, annotation: &str, hash: &str) -> Arc<Pod> {
         let mut pod = Pod::default();
@@ -99,7 +99,7 @@ mod tests {
         ]);
         let mut deleting = (*pod("deleting", CONFIG_MIRROR, "h4")).clone();
         deleting.metadata.deletion_timestamp =
-            Some(sergeant_core::status::api_time(std::time::SystemTime::now()));
+            Some(crate::status::api_time(std::time::SystemTime::now()));
         let mirrors = by_key(&[
             pod("same", CONFIG_MIRROR, "h2"),
             pod("edited", CONFIG_MIRROR, "old"),

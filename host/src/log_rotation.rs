@@ -3,7 +3,8 @@
 //! `<log>` is the file the runtime writes, `<log>.<YYYYMMDD-HHMMSS>` the newest rotated one
 //! (plain, so a reader that was following it can finish), and older ones `<log>.<stamp>.gz`.
 //!
-//! Everything here is blocking file I/O: run it off the actor thread.
+//! Everything here is blocking file I/O: the container log manager runs it on the blocking
+//! pool, and asks the runtime to reopen the log after a rotation.
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
@@ -11,11 +12,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use sergeant_host::file_mode::{create_file_with_mode, mode_of};
-
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use k8s_openapi::jiff::Timestamp;
+use sergeant_core::time::format_utc;
+
+use crate::file_mode::{create_file_with_mode, mode_of};
 
 /// Suffix of a compressed rotated log.
 const COMPRESSED: &str = ".gz";
@@ -26,16 +27,16 @@ const STAMP: &str = "%Y%m%d-%H%M%S";
 
 /// How big a container's log may grow before it is rotated, and how many of its files are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Policy {
+pub struct Policy {
     /// Rotate once the log reaches this many bytes (`containerLogMaxSize`).
-    pub(crate) max_size: u64,
+    pub max_size: u64,
     /// Files kept per log, the one being written included (`containerLogMaxFiles`).
-    pub(crate) max_files: usize,
+    pub max_files: usize,
 }
 
 /// What [`rotate`] found, and what the runtime must do next.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Checked {
+pub enum Checked {
     /// The log is below the maximum size: nothing was done.
     Small,
     /// The log file is gone: the runtime should reopen it.
@@ -47,7 +48,7 @@ pub(crate) enum Checked {
 
 /// A file operation of a rotation that failed, naming the file.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum RotateError {
+pub enum RotateError {
     /// Reading, writing, renaming or removing a file failed.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
@@ -65,9 +66,6 @@ pub(crate) enum RotateError {
     /// The rotated name is taken (two rotations within one second); nothing is overwritten.
     #[error("{} already exists", .0.display())]
     Taken(PathBuf),
-    /// The blocking task doing the file work panicked or was cancelled.
-    #[error("the file work did not finish: {0}")]
-    Unfinished(String),
 }
 
 /// Wraps an I/O error of `action` on `path`.
@@ -87,7 +85,7 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Rota
 ///
 /// # Errors
 /// [`RotateError`] naming the file an operation failed on; `log` is left in place then.
-pub(crate) fn rotate(log: &Path, policy: Policy, now: SystemTime) -> Result<Checked, RotateError> {
+pub fn rotate(log: &Path, policy: Policy, now: SystemTime) -> Result<Checked, RotateError> {
     let size = match fs::metadata(log) {
         Ok(metadata) => metadata.len(),
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Checked::Missing),
@@ -96,7 +94,7 @@ pub(crate) fn rotate(log: &Path, policy: Policy, now: SystemTime) -> Result<Chec
     if size < policy.max_size {
         return Ok(Checked::Small);
     }
-    let target = with_suffix(log, &format!(".{}", stamp(now)));
+    let target = with_suffix(log, &format!(".{}", format_utc(now, STAMP)));
     if target.exists() || with_suffix(&target, COMPRESSED).exists() {
         return Err(RotateError::Taken(target));
     }
@@ -115,21 +113,8 @@ pub(crate) fn rotate(log: &Path, policy: Policy, now: SystemTime) -> Result<Chec
 ///
 /// # Errors
 /// [`RotateError::Io`] when the rename fails.
-pub(crate) fn restore(log: &Path, rotated: &Path) -> Result<(), RotateError> {
+pub fn restore(log: &Path, rotated: &Path) -> Result<(), RotateError> {
     fs::rename(rotated, log).map_err(io_error("rename", rotated))
-}
-
-/// `now` as the UTC timestamp of a rotated log's name.
-fn stamp(now: SystemTime) -> String {
-    let secs = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
-    i64::try_from(secs)
-        .ok()
-        .and_then(|secs| Timestamp::from_second(secs).ok())
-        .unwrap_or(Timestamp::UNIX_EPOCH)
-        .strftime(STAMP)
-        .to_string()
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {

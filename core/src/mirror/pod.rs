@@ -2,10 +2,10 @@
 //! namespace, labels, annotations and spec, plus the `kubernetes.io/config.mirror` annotation
 //! holding the static pod's hash, owned by this node's Node (so it goes when the Node does).
 
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use sergeant_messages::pods::core::Pod;
 
-use sergeant_core::source::{static_hash, CONFIG_MIRROR};
+use crate::source::{static_hash, CONFIG_MIRROR};
 
 /// The mirror pod of `static_pod`, owned by the Node `node` whose UID is `node_uid`.
 #[must_use]
@@ -38,7 +38,7 @@ pub fn mirror_of(static_pod: &Pod, node: &str, node_uid: &str) -> Pod {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sergeant_core::source::{is_static_pod, mirror_hash, CONFIG_HASH, CONFIG_SOURCE};
+    use crate::source::{is_static_pod, mirror_hash, CONFIG_HASH, CONFIG_SOURCE};
 
     #[test]
     fn the_mirror_carries_the_hash_and_the_node_as_owner() {

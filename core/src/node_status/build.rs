@@ -11,13 +11,12 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use sergeant_config::KubeletConfiguration;
-use sergeant_messages::runtime::RuntimeHealth;
-use sergeant_messages::KUBERNETES_VERSION;
 
 use super::conditions;
-use super::machine::MachineFacts;
-use sergeant_core::allocatable::NodeResources;
-use sergeant_core::eviction::signals::Pressure;
+use super::facts::{MachineFacts, RuntimeHealth};
+use crate::allocatable::NodeResources;
+use crate::eviction::signals::Pressure;
+use crate::KUBERNETES_VERSION;
 
 /// The operating system sergeant runs on, as the `kubernetes.io/os` label and `nodeInfo` say.
 const OS: &str = "linux";
