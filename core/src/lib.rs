@@ -35,6 +35,7 @@ pub mod mirror;
 pub mod names;
 pub mod node_status;
 pub mod plan;
+pub mod pod_update;
 pub mod probe;
 pub mod rate;
 pub mod resize;

@@ -13,7 +13,6 @@ use tokio::sync::watch;
 
 use super::children::{PodAssignment, PodAssignments};
 use super::gave_up::given_up;
-use super::update::changed;
 use crate::config_feed::ConfigState;
 use crate::events::{reason, EventSink, EventType};
 use crate::pod::report;
@@ -25,6 +24,7 @@ use sergeant_core::admission::{admit, admit_to_node, Capacity, Rejection};
 use sergeant_core::allocatable::NodeResources;
 use sergeant_core::eviction;
 use sergeant_core::labels;
+use sergeant_core::pod_update::changed;
 use sergeant_core::source::is_api_pod;
 use sergeant_core::source::is_static_pod;
 use sergeant_core::spec::NodeContext;

@@ -10,7 +10,6 @@
 mod actor;
 mod children;
 mod gave_up;
-mod update;
 
 pub use actor::{EvictPod, ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps};
 pub use children::{pod_supervisor, PodAssignment, PodAssignments, POD_SUPERVISOR};

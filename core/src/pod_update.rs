@@ -3,15 +3,15 @@
 //! config tells an update from a mere status change, and the conditions of its readiness gates
 //! (set by other clients through the status subresource), which decide its `Ready` (as
 //! upstream reconciles a pod's readiness). Other status writes — sergeant's own, which bump the
-//! resource version of every API pod — are not changes.
+//! resource version of every API pod — are not changes. The pod manager asks [`changed`].
 
 use std::sync::Arc;
 
-use sergeant_messages::pods::core::{Pod, PodCondition};
+use k8s_openapi::api::core::v1::{Pod, PodCondition};
 
 /// Whether `desired` (the source's latest copy) differs from `running` (what the pod actor
 /// has) in a way a sync acts on.
-pub(super) fn changed(running: &Arc<Pod>, desired: &Arc<Pod>) -> bool {
+pub fn changed(running: &Arc<Pod>, desired: &Arc<Pod>) -> bool {
     if Arc::ptr_eq(running, desired) {
         return false;
     }
@@ -43,7 +43,7 @@ fn gate_conditions(pod: &Pod) -> Vec<&PodCondition> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sergeant_messages::pods::core::{Container, PodReadinessGate, PodSpec, PodStatus};
+    use k8s_openapi::api::core::v1::{Container, PodReadinessGate, PodSpec, PodStatus};
 
     fn pod() -> Pod {
         let mut pod = Pod::default();
