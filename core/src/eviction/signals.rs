@@ -118,9 +118,16 @@ impl fmt::Display for Resource {
     }
 }
 
-/// Whether node-level reclaim (dead containers, unused images) can relieve `signal`, as
-/// upstream tries before evicting for the disk signals.
+/// Whether node-level reclaim (dead containers, then unused images) can relieve `signal`,
+/// as upstream tries it before evicting for a disk signal. With a dedicated image
+/// filesystem (`dedicated_image_fs`: the runtime's images are on another filesystem than
+/// the root directory) deleting images frees nothing on nodefs, so upstream reclaims nothing
+/// on the node for the `nodefs.*` signals and goes straight to evicting pods. When it is not
+/// known (`None`), the filesystems are taken as shared and node-level reclaim is tried.
 #[must_use]
-pub fn reclaimable_on_node(signal: Signal) -> bool {
-    Pressure::of(signal) == Pressure::Disk
+pub fn reclaimable_on_node(signal: Signal, dedicated_image_fs: Option<bool>) -> bool {
+    match signal {
+        Signal::NodeFsAvailable | Signal::NodeFsInodesFree => dedicated_image_fs != Some(true),
+        _ => Pressure::of(signal) == Pressure::Disk,
+    }
 }
