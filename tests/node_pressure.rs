@@ -1,6 +1,7 @@
 //! Node pressure on real containerd and the real control plane, made by real pods: a pod that
 //! forks past a `pid.available` threshold, a pod that allocates past a `memory.available`
-//! threshold set relative to the machine's memory at test start, and a pod that fills an
+//! threshold set relative to the machine's memory at test start (and an
+//! `allocatableMemory.available` threshold met by the pods' cgroup), and a pod that fills an
 //! emptyDir past a `nodefs.available` threshold set relative to the size of a small tmpfs the
 //! test mounts as the agent's root directory. The node's pressure conditions flip in the API
 //! server with their upstream reasons and clear after the transition period; the greedy pod is
@@ -283,6 +284,28 @@ fn a_pod_allocating_past_memory_available_is_evicted_and_a_guaranteed_pod_surviv
         "memory pressure: condition posted {:.1} s and pod evicted {:.1} s after the hog was created",
         posted.as_secs_f64(),
         evicted.as_secs_f64()
+    );
+}
+
+#[test]
+fn an_allocatable_memory_threshold_is_observed_from_the_pods_cgroup() {
+    let node = start("allocatable", "");
+    let pod_uid = node.create("pod", &sleeper());
+    node.wait_pod("pod", "running", |p| status_field(p, "phase") == "Running");
+    // Met as soon as the pods' cgroup (`kubepods`, which holds at least this pod) uses any
+    // of its limit: the signal is measured, not assumed.
+    reconfigure(
+        &node,
+        "evictionHard:\n  allocatableMemory.available: \"100%\"\n",
+    );
+    let pressure = wait_condition(&node, "MemoryPressure", "True");
+    assert_eq!(pressure["reason"], "KubeletHasInsufficientMemory");
+    let message = wait_evicted(&node, "pod", "memory", None);
+    assert_evicted_event(
+        &node,
+        ("pod", &pod_uid),
+        &message,
+        "allocatableMemory.available",
     );
 }
 

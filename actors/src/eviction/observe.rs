@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use sergeant_core::eviction::message::ContainerUsage;
 use sergeant_core::eviction::rank::{PodUsage, StorageParts, Usage};
-use sergeant_core::eviction::signals::{Observation, Observations, Resource, Signal};
+use sergeant_core::eviction::signals::{
+    allocatable_memory, Observation, Observations, Resource, Signal,
+};
 use sergeant_core::labels;
 use sergeant_core::stats::summary::FsStats;
 use sergeant_host::stats::pods::PodHost;
@@ -15,8 +17,9 @@ use sergeant_messages::runtime::cri;
 
 use crate::stats::Sample;
 
-/// The signals `sample` shows. `containerfs.*` is the image filesystem (containerd keeps
-/// writable layers with the images); a signal whose numbers are missing is left out.
+/// The signals `sample` shows. `allocatableMemory.available` is the pods' cgroup's;
+/// `containerfs.*` is the image filesystem (containerd keeps writable layers with the images);
+/// a signal whose numbers are missing is left out.
 #[must_use]
 pub fn signals(sample: &Sample) -> Observations {
     let mut observed = Observations::new();
@@ -30,6 +33,12 @@ pub fn signals(sample: &Sample) -> Observations {
                 capacity: available.saturating_add(working_set),
             },
         );
+    }
+    if let Some(pods) = sample
+        .pods_memory
+        .and_then(|m| allocatable_memory(m.limit_bytes, m.working_set_bytes))
+    {
+        observed.insert(Signal::AllocatableMemoryAvailable, pods);
     }
     filesystem(
         &mut observed,

@@ -9,7 +9,9 @@ use sergeant_config::{KubeletConfiguration, Quantity, Threshold as Amount};
 use super::decide::{decide, State};
 use super::message::{self, ContainerUsage};
 use super::rank::{rank, PodUsage, StorageParts, Usage};
-use super::signals::{reclaimable_on_node, Observation, Observations, Pressure, Resource, Signal};
+use super::signals::{
+    allocatable_memory, reclaimable_on_node, Observation, Observations, Pressure, Resource, Signal,
+};
 use super::thresholds::{self, Threshold};
 
 const MI: u64 = 1024 * 1024;
@@ -259,6 +261,42 @@ fn memory_is_reclaimed_before_disk_and_each_signal_has_its_condition() {
         Instant::now(),
     );
     assert!(decision.pressure.is_empty() && decision.reclaim.is_none());
+}
+
+#[test]
+fn allocatable_memory_is_the_pods_cgroup_limit_less_its_working_set() {
+    let observed = allocatable_memory(Some(1024 * MI), 1000 * MI).unwrap();
+    assert_eq!(
+        observed,
+        Observation {
+            available: 24 * MI,
+            capacity: 1024 * MI
+        }
+    );
+    // Over the limit (the kernel reclaims at it): nothing available, never below zero.
+    assert_eq!(allocatable_memory(Some(MI), 2 * MI).unwrap().available, 0);
+    // Without a limit nothing is observed, so no threshold of the signal is ever met.
+    assert_eq!(allocatable_memory(None, MI), None);
+    let thresholds = [hard(Signal::AllocatableMemoryAvailable, "100Mi")];
+    let decision = decide(
+        &thresholds,
+        &seen(&[(Signal::AllocatableMemoryAvailable, 24 * MI, 1024 * MI)]),
+        &mut State::default(),
+        Duration::ZERO,
+        Instant::now(),
+    );
+    assert_eq!(decision.pressure, BTreeSet::from([Pressure::Memory]));
+    let reclaim = decision.reclaim.unwrap();
+    assert_eq!(reclaim.resource, Resource::Memory);
+    assert_eq!(
+        message::evicted(
+            reclaim.resource,
+            reclaim.threshold.quantity(1024 * MI),
+            24 * MI,
+            &[]
+        ),
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 24Mi. "
+    );
 }
 
 #[test]
