@@ -582,11 +582,11 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Result<Vec<Notice>, Viol
         (&config.eviction_hard, "evictionHard"),
         (&config.eviction_soft, "evictionSoft"),
     ] {
-        if thresholds.contains_key(&Signal::AllocatableMemoryAvailable) {
+        if thresholds.contains_key(&Signal::AllocatableMemoryAvailable) && !config.cgroups_per_qos {
             notices.push(Notice::new(
                 &format!("{path}.allocatableMemory.available"),
-                "is never met: sergeant does not observe the pods' share of allocatable memory \
-                 yet; memory.available is observed"
+                "is never met: it is observed from the pods' cgroup (kubepods), which \
+                 cgroupsPerQOS: false leaves out; memory.available is observed"
                     .to_owned(),
             ));
         }

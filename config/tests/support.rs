@@ -29,6 +29,15 @@ fn warning_about<'a>(config: &'a NodeConfig, field: &str) -> &'a ConfigWarning {
         .unwrap_or_else(|| panic!("a warning about {field}: {:?}", config.warnings))
 }
 
+/// Checks that `config` has no warning about a field `matches` picks.
+fn assert_quiet_about(config: &NodeConfig, matches: impl Fn(&str) -> bool) {
+    assert!(
+        config.warnings.iter().all(|w| !matches(&w.field)),
+        "{:?}",
+        config.warnings
+    );
+}
+
 #[test]
 fn an_upstream_field_asking_for_what_sergeant_does_is_accepted_quietly() {
     let config = parse(
@@ -135,21 +144,20 @@ fn enforcing_reserved_cgroups_is_refused_and_pods_is_warned() {
 }
 
 #[test]
-fn an_allocatable_memory_threshold_is_warned_as_never_met() {
-    let config =
-        parse("evictionHard:\n  memory.available: 100Mi\n  allocatableMemory.available: 50Mi\n")
-            .unwrap();
+fn an_allocatable_memory_threshold_is_warned_as_never_met_only_without_the_pods_cgroup() {
+    let thresholds =
+        "evictionHard:\n  memory.available: 100Mi\n  allocatableMemory.available: 50Mi\n";
+    let config = parse(&format!(
+        "cgroupsPerQOS: false\nenforceNodeAllocatable: [none]\n{thresholds}"
+    ))
+    .unwrap();
     let warning = warning_about(&config, "evictionHard.allocatableMemory.available");
     assert!(warning.reason.contains("never met"), "{warning}");
-    let plain = parse("evictionHard:\n  memory.available: 100Mi\n").unwrap();
-    assert!(
-        plain
-            .warnings
-            .iter()
-            .all(|w| !w.field.contains("allocatableMemory")),
-        "{:?}",
-        plain.warnings
-    );
+    for observed in [thresholds, "evictionHard:\n  memory.available: 100Mi\n"] {
+        assert_quiet_about(&parse(observed).unwrap(), |field| {
+            field.contains("allocatableMemory")
+        });
+    }
 }
 
 #[test]
@@ -159,12 +167,5 @@ fn image_garbage_collection_settings_are_quiet() {
          imageMinimumGCAge: 1m\nimageMaximumGCAge: 24h\n",
     )
     .unwrap();
-    assert!(
-        config
-            .warnings
-            .iter()
-            .all(|w| !w.field.starts_with("image")),
-        "{:?}",
-        config.warnings
-    );
+    assert_quiet_about(&config, |field| field.starts_with("image"));
 }

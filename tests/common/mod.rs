@@ -322,8 +322,8 @@ impl Agent {
     }
 }
 
-/// Runs the binary with the configuration, a root dir under `dir`, and the extras; output is
-/// appended to the log file.
+/// Runs the binary with the configuration, a root dir under `dir` (unless `args` name one
+/// with `--root-dir`), and the extras; output is appended to the log file.
 fn launch(
     dir: &tempfile::TempDir,
     config_path: &Path,
@@ -337,11 +337,11 @@ fn launch(
         .open(log_path)
         .expect("log file");
     let mut command = Command::new(binary());
+    command.arg("--config").arg(config_path);
+    if !args.iter().any(|a| a == "--root-dir") {
+        command.arg("--root-dir").arg(dir.path().join("root"));
+    }
     command
-        .arg("--config")
-        .arg(config_path)
-        .arg("--root-dir")
-        .arg(dir.path().join("root"))
         .args(args)
         .stdin(Stdio::null())
         .stdout(log.try_clone().expect("log handle"))

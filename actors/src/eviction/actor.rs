@@ -13,6 +13,7 @@ use sergeant_core::eviction::signals::Pressure;
 use sergeant_core::eviction::thresholds;
 use sergeant_core::gc::Policy;
 use sergeant_core::spec::NodeContext;
+use sergeant_host::stats::Clock;
 use tokio::sync::watch;
 use tracing::Instrument;
 
@@ -54,6 +55,9 @@ pub struct EvictionManager {
     node: Option<Arc<NodeContext>>,
     /// Whether a reclaim is under way; samples meanwhile only update the conditions.
     reclaiming: bool,
+    /// When the last reclaim ended: a sample read before then does not show what it freed,
+    /// so it only updates the conditions too.
+    reclaimed_at: Option<Clock>,
 }
 
 /// The `eviction-manager` worker of the `node` supervisor.
@@ -68,6 +72,7 @@ pub fn child_spec(deps: EvictionDeps) -> ChildSpec {
             state: State::default(),
             node: None,
             reclaiming: false,
+            reclaimed_at: None,
         },
     )
 }
@@ -122,7 +127,10 @@ impl EvictionManager {
         let Some(reclaim) = decision.reclaim else {
             return;
         };
-        if self.reclaiming {
+        let stale = self
+            .reclaimed_at
+            .is_some_and(|ended| sample.node.clock.ns() < ended.ns());
+        if self.reclaiming || stale {
             return;
         }
         self.reclaiming = true;
@@ -150,6 +158,7 @@ impl EvictionManager {
                 .into_actor(self)
                 .map(|outcome, act, _| {
                     act.reclaiming = false;
+                    act.reclaimed_at = Some(Clock::read());
                     match outcome {
                         Outcome::ReclaimedOnNode => {
                             tracing::info!(

@@ -4,17 +4,22 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use sergeant_core::eviction::rank::{PodUsage, Usage};
-use sergeant_core::eviction::signals::{Observation, Observations, Signal};
+use sergeant_core::eviction::message::ContainerUsage;
+use sergeant_core::eviction::rank::{PodUsage, StorageParts, Usage};
+use sergeant_core::eviction::signals::{
+    allocatable_memory, Observation, Observations, Resource, Signal,
+};
 use sergeant_core::labels;
 use sergeant_core::stats::summary::FsStats;
+use sergeant_host::stats::pods::PodHost;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::runtime::cri;
 
 use crate::stats::Sample;
 
-/// The signals `sample` shows. `containerfs.*` is the image filesystem (containerd keeps
-/// writable layers with the images); a signal whose numbers are missing is left out.
+/// The signals `sample` shows. `allocatableMemory.available` is the pods' cgroup's;
+/// `containerfs.*` is the image filesystem (containerd keeps writable layers with the images);
+/// a signal whose numbers are missing is left out.
 #[must_use]
 pub fn signals(sample: &Sample) -> Observations {
     let mut observed = Observations::new();
@@ -28,6 +33,12 @@ pub fn signals(sample: &Sample) -> Observations {
                 capacity: available.saturating_add(working_set),
             },
         );
+    }
+    if let Some(pods) = sample
+        .pods_memory
+        .and_then(|m| allocatable_memory(m.limit_bytes, m.working_set_bytes))
+    {
+        observed.insert(Signal::AllocatableMemoryAvailable, pods);
     }
     filesystem(
         &mut observed,
@@ -85,10 +96,22 @@ fn filesystem(observed: &mut Observations, fs: &FsStats, bytes: Signal, inodes: 
     }
 }
 
+/// The mount point of the runtime's image filesystem, when the runtime names one.
+pub fn image_fs_mountpoint(sample: &Sample) -> Option<&String> {
+    Some(&sample.view.image_fs.first()?.fs_id.as_ref()?.mountpoint)
+}
+
 /// The filesystem of the runtime's image filesystem, when it could be examined.
 fn image_fs(sample: &Sample) -> Option<&FsStats> {
-    let mountpoint = &sample.view.image_fs.first()?.fs_id.as_ref()?.mountpoint;
-    sample.host.filesystems.get(mountpoint)
+    sample.host.filesystems.get(image_fs_mountpoint(sample)?)
+}
+
+/// Whether the runtime's image filesystem is another filesystem than the root directory's
+/// (upstream's dedicated imagefs); `None` when either device is unknown.
+#[must_use]
+pub fn dedicated_image_fs(sample: &Sample) -> Option<bool> {
+    let images = sample.host.devices.get(image_fs_mountpoint(sample)?)?;
+    Some(*images != sample.node.fs_device?)
 }
 
 /// What one container uses, from the runtime's stats: `(name, working set, writable layer
@@ -157,23 +180,55 @@ pub fn requests(pod: &Pod) -> HashMap<String, (u64, u64)> {
         .collect()
 }
 
-/// Each container's memory use and request in `pod`, for the evicted pod's message.
+/// The host-side numbers of pod `uid`'s sandbox in `sample`, when it has one.
+fn pod_host<'a>(sample: &'a Sample, uid: &str) -> Option<&'a PodHost> {
+    let sandbox = sample
+        .view
+        .sandboxes
+        .iter()
+        .find(|s| s.metadata.as_ref().is_some_and(|m| m.uid == uid))?;
+    sample.host.pods.get(&sandbox.id)
+}
+
+/// Each app container's use of `resource` in `pod` with its request, for the evicted pod's
+/// message as upstream words it: the working set for memory, the writable layer and logs for
+/// ephemeral storage, nothing for the other resources. A container whose use was not
+/// measured is left out.
 #[must_use]
-pub fn memory_by_container(sample: &Sample, pod: &Pod) -> Vec<(String, u64, u64)> {
+pub fn by_container(sample: &Sample, pod: &Pod, resource: Resource) -> Vec<ContainerUsage> {
     let uid = pod.metadata.uid.as_deref().unwrap_or_default();
     let requests = requests(pod);
+    let host = pod_host(sample, uid);
     containers(sample, uid)
         .into_iter()
         .filter_map(|c| {
-            let request = requests.get(&c.name).map_or(0, |r| r.0);
-            Some((c.name, c.working_set?, request))
+            let (memory, storage) = *requests.get(&c.name)?;
+            let (used, requested) = match resource {
+                Resource::Memory => (c.working_set?, memory),
+                Resource::EphemeralStorage => {
+                    let logs = host?.container_logs.get(&c.name)?;
+                    (c.layer.0.saturating_add(logs.0), storage)
+                }
+                Resource::Inodes | Resource::Pids => return None,
+            };
+            Some(ContainerUsage {
+                name: c.name,
+                used,
+                requested,
+            })
         })
         .collect()
 }
 
-/// How `pod` uses the node in `sample`, with `processes` counted in its cgroup.
+/// How `pod` uses the node in `sample`, with `processes` counted in its cgroup and, of its
+/// local storage, the `parts` the starved filesystem holds.
 #[must_use]
-pub fn pod_usage(sample: &Sample, pod: &Arc<Pod>, processes: Option<u64>) -> PodUsage {
+pub fn pod_usage(
+    sample: &Sample,
+    pod: &Arc<Pod>,
+    processes: Option<u64>,
+    parts: StorageParts,
+) -> PodUsage {
     let uid = pod.metadata.uid.clone().unwrap_or_default();
     let requests = requests(pod);
     let (memory_request, storage_request) =
@@ -187,26 +242,19 @@ pub fn pod_usage(sample: &Sample, pod: &Arc<Pod>, processes: Option<u64>) -> Pod
             .filter_map(|c| c.working_set)
             .fold(0u64, u64::saturating_add)
     });
-    let sandbox = sample
-        .view
-        .sandboxes
-        .iter()
-        .find(|s| s.metadata.as_ref().is_some_and(|m| m.uid == uid));
-    let host = sandbox.and_then(|s| sample.host.pods.get(&s.id));
-    let storage = host.map(|host| {
-        let layers = containers.iter().fold((0u64, 0u64), |(b, i), c| {
-            (b.saturating_add(c.layer.0), i.saturating_add(c.layer.1))
-        });
-        (
-            layers
-                .0
-                .saturating_add(host.pod_logs.0)
-                .saturating_add(host.volumes.ephemeral.0),
-            layers
-                .1
-                .saturating_add(host.pod_logs.1)
-                .saturating_add(host.volumes.ephemeral.1),
-        )
+    let storage = pod_host(sample, &uid).map(|host| {
+        let mut used = (0u64, 0u64);
+        let mut add = |(bytes, inodes): (u64, u64)| {
+            used = (used.0.saturating_add(bytes), used.1.saturating_add(inodes));
+        };
+        if parts.layers {
+            containers.iter().for_each(|c| add(c.layer));
+        }
+        if parts.logs_and_volumes {
+            add(host.pod_logs);
+            add(host.volumes.ephemeral);
+        }
+        used
     });
     PodUsage {
         uid,

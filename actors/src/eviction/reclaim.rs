@@ -1,14 +1,15 @@
-//! Carrying out one decision to reclaim: node-level first for disk signals (a garbage
-//! collection pass of dead containers, then every unused image, then the signal read again),
-//! then the first pod in upstream's ranking is evicted and its containers waited for, so the
-//! next decision sees what its eviction freed.
+//! Carrying out one decision to reclaim: node-level first for the disk signals of the
+//! filesystem holding the images (a garbage collection pass of dead containers, then every
+//! unused image, then the signal read again), then the first pod in upstream's ranking is
+//! evicted and waited for until its containers have stopped and its volumes are torn down, so
+//! the next decision sees what its eviction freed.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sergeant_core::eviction::decide::Reclaim;
-use sergeant_core::eviction::message::{self, is_critical, ContainerUsage};
-use sergeant_core::eviction::rank::rank;
+use sergeant_core::eviction::message::{self, is_critical};
+use sergeant_core::eviction::rank::{rank, StorageParts};
 use sergeant_core::eviction::signals::{reclaimable_on_node, Observation, Resource, Signal};
 use sergeant_core::labels;
 use sergeant_core::spec::{pod_cgroup_parent, NodeContext};
@@ -74,7 +75,8 @@ impl Reclaimer {
     /// Reclaims for `reclaim`, from `sample`.
     pub async fn run(&self, sample: Arc<Sample>, reclaim: Reclaim) -> Outcome {
         let signal = reclaim.threshold.signal;
-        if reclaimable_on_node(signal) {
+        let dedicated = observe::dedicated_image_fs(&sample);
+        if reclaimable_on_node(signal, dedicated) {
             match collect::run(self.gc.clone()).await {
                 Ok(done) => tracing::info!(
                     signal = %signal,
@@ -108,10 +110,11 @@ impl Reclaimer {
         } else {
             vec![None; candidates.len()]
         };
+        let parts = StorageParts::of(signal, dedicated);
         let mut usages: Vec<_> = candidates
             .iter()
             .zip(processes)
-            .map(|(pod, processes)| observe::pod_usage(&sample, pod, processes))
+            .map(|(pod, processes)| observe::pod_usage(&sample, pod, processes, parts))
             .collect();
         rank(reclaim.resource, &mut usages);
         let Some(first) = usages.first() else {
@@ -133,18 +136,7 @@ impl Reclaimer {
             pod.metadata.name.as_deref().unwrap_or_default()
         );
         let uid = pod.metadata.uid.clone().unwrap_or_default();
-        let containers: Vec<ContainerUsage> = if reclaim.resource == Resource::Memory {
-            observe::memory_by_container(sample, pod)
-                .into_iter()
-                .map(|(name, used, requested)| ContainerUsage {
-                    name,
-                    used,
-                    requested,
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let containers = observe::by_container(sample, pod, reclaim.resource);
         let observed: Observation = reclaim.observed;
         let text = message::evicted(
             reclaim.resource,
@@ -200,15 +192,7 @@ impl Reclaimer {
     async fn read_disk(&self, sample: &Sample, signal: Signal) -> Option<Observation> {
         let path = match signal {
             Signal::NodeFsAvailable | Signal::NodeFsInodesFree => self.node.root_dir.clone(),
-            _ => sample
-                .view
-                .image_fs
-                .first()?
-                .fs_id
-                .as_ref()?
-                .mountpoint
-                .clone()
-                .into(),
+            _ => observe::image_fs_mountpoint(sample)?.into(),
         };
         let stats = tokio::task::spawn_blocking(move || fs::filesystem(&path, Clock::read()))
             .await
@@ -247,29 +231,45 @@ impl Reclaimer {
         .unwrap_or_else(|_| vec![None; pods.len()])
     }
 
-    /// Waits until pod `uid` has no running container, up to [`CLEANUP_TIMEOUT`].
+    /// Waits until pod `uid` has no running container and its volumes are torn down (upstream
+    /// waits for the evicted pod's resources to be reclaimed), up to [`CLEANUP_TIMEOUT`].
     async fn wait_for_cleanup(&self, uid: &str) -> bool {
         let deadline = Instant::now() + CLEANUP_TIMEOUT;
         loop {
-            let request = cri::ListContainersRequest {
-                filter: Some(cri::ContainerFilter {
-                    state: Some(cri::ContainerStateValue {
-                        state: cri::ContainerState::ContainerRunning.into(),
-                    }),
-                    label_selector: [(labels::POD_UID.to_owned(), uid.to_owned())].into(),
-                    ..cri::ContainerFilter::default()
-                }),
-            };
-            if let Ok(listed) = self.port.call(request).await {
-                if listed.containers.is_empty() {
-                    return true;
-                }
+            if self.stopped(uid).await && !self.volumes_left(uid).await {
+                return true;
             }
             if Instant::now() >= deadline {
                 return false;
             }
             tokio::time::sleep(CLEANUP_POLL).await;
         }
+    }
+
+    /// Whether pod `uid`'s volumes are still on the node (a failed look counts as yes).
+    async fn volumes_left(&self, uid: &str) -> bool {
+        let (node, uid) = (Arc::clone(&self.node), uid.to_owned());
+        tokio::task::spawn_blocking(move || sergeant_host::volumes::pod_volumes_exist(&uid, &node))
+            .await
+            .unwrap_or(true)
+    }
+
+    /// Whether the runtime shows no running container of pod `uid` (a failed look counts as
+    /// no).
+    async fn stopped(&self, uid: &str) -> bool {
+        let request = cri::ListContainersRequest {
+            filter: Some(cri::ContainerFilter {
+                state: Some(cri::ContainerStateValue {
+                    state: cri::ContainerState::ContainerRunning.into(),
+                }),
+                label_selector: [(labels::POD_UID.to_owned(), uid.to_owned())].into(),
+                ..cri::ContainerFilter::default()
+            }),
+        };
+        self.port
+            .call(request)
+            .await
+            .is_ok_and(|listed| listed.containers.is_empty())
     }
 }
 

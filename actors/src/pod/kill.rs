@@ -1,7 +1,8 @@
 //! Stopping a pod's containers: the whole pod when it terminates ([`kill_pod`]: preStop hooks,
 //! then the app containers stopped together within the grace period, then sidecars and init
 //! containers, then the sandbox; then the pod's directory (volumes, subPath mounts), the
-//! sandbox and the pod cgroup removed), a pod the plan says is done ([`stop_observed`]), and
+//! sandbox and the pod cgroup removed), a pod that failed as a whole ([`stop_failed_pod`]:
+//! stopped, its volumes torn down), a pod the plan says is done ([`stop_observed`]), and
 //! one container the plan kills ([`kill_container`]).
 
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::error::PodError;
+use super::file_work::run_file_work;
 use super::hooks;
 use super::observe::observe;
 use crate::events::{container_event, reason, EventType};
@@ -19,6 +21,7 @@ use crate::runtime::RuntimePort;
 use sergeant_core::labels;
 use sergeant_core::runtime::{ObservedContainer, PodRuntime};
 use sergeant_core::spec::{self, NodeContext};
+use sergeant_core::volumes::Reach;
 
 /// The extra time upstream gives a preStop hook still running when the grace period ends.
 const PRE_STOP_EXTENSION: Duration = Duration::from_secs(2);
@@ -48,11 +51,11 @@ pub async fn kill_pod(
 ) -> Result<(), PodError> {
     let runtime = stop_pod(port, uid, pod, grace).await?;
     let (owned_node, owned_uid) = (node.clone(), uid.to_owned());
-    tokio::task::spawn_blocking(move || {
+    run_file_work(Reach::Host, "teardown", move || {
         sergeant_host::volumes::teardown_pod_dir(&owned_uid, &owned_node)
     })
     .await
-    .map_err(|e| PodError::Unfinished(format!("teardown did not finish: {e}")))??;
+    .map_err(PodError::Unfinished)??;
     for sandbox in &runtime.sandboxes {
         port.call(cri::RemovePodSandboxRequest {
             pod_sandbox_id: sandbox.id.clone(),
@@ -68,6 +71,31 @@ pub async fn kill_pod(
     tokio::task::spawn_blocking(move || sergeant_host::cgroup::remove_pod_cgroup(&cgroup))
         .await
         .map_err(|e| PodError::Unfinished(format!("cgroup removal did not finish: {e}")))??;
+    Ok(())
+}
+
+/// Stops a pod that failed as a whole (evicted, past its active deadline) as [`stop_pod`]
+/// does, then tears its volumes down (upstream frees a terminated pod's volumes while its
+/// object is still there): an emptyDir's space is given back now, not when the pod is
+/// deleted. Its stopped containers and the rest of its directory stay, for its status and
+/// logs. The teardown, whose size has no bound, runs on the blocking pool.
+///
+/// # Errors
+/// The first runtime or file-system failure; the caller retries.
+pub async fn stop_failed_pod(
+    port: &RuntimePort,
+    node: &NodeContext,
+    uid: &str,
+    pod: &Pod,
+    grace: Option<Duration>,
+) -> Result<(), PodError> {
+    stop_pod(port, uid, Some(pod), grace).await?;
+    let (owned_node, owned_uid) = (node.clone(), uid.to_owned());
+    run_file_work(Reach::Host, "volume teardown", move || {
+        sergeant_host::volumes::teardown_pod_volumes(&owned_uid, &owned_node)
+    })
+    .await
+    .map_err(PodError::Unfinished)??;
     Ok(())
 }
 

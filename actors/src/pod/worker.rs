@@ -19,7 +19,7 @@ use sergeant_messages::pods::PodKey;
 use sergeant_messages::supervision::{GetTree, TreeNode};
 
 use super::interrupt::{Interrupted, Interrupter};
-use super::kill::{kill_pod, stop_pod};
+use super::kill::{kill_pod, stop_failed_pod, stop_pod};
 use super::look::Look;
 use super::probe::{ProbeDeps, ProbeResult, ProbeSet};
 use super::sync::{sync, SyncInput, SyncOutcome};
@@ -218,15 +218,16 @@ impl PodWorker {
         }
     }
 
-    /// Stops every container and the sandbox of a pod that failed as a whole, then syncs,
-    /// which now only reports.
+    /// Stops every container and the sandbox of a pod that failed as a whole and tears its
+    /// volumes down, then syncs, which now only reports.
     fn stop(&mut self, pod: Arc<Pod>, ctx: &mut Context<Self>) {
         self.clear_probes();
         let port = self.deps.port.clone();
+        let node = Arc::clone(&self.deps.node);
         let uid = self.key.uid.clone();
         let events = self.deps.events.for_pod(&pod);
         let grace = self.failure_grace;
-        let work = async move { stop_pod(&port, &uid, Some(&pod), grace).await.map(drop) };
+        let work = async move { stop_failed_pod(&port, &node, &uid, &pod, grace).await };
         ctx.spawn(events.scope(work).into_actor(self).map(|result, act, ctx| {
             act.busy = false;
             match result {

@@ -17,6 +17,7 @@ pub use view::RuntimeView;
 
 use std::sync::Arc;
 
+use sergeant_host::cgroup::CgroupMemory;
 use sergeant_host::stats::node::NodeSample;
 use sergeant_host::stats::pods::Host;
 use tokio::sync::watch;
@@ -31,6 +32,8 @@ pub struct Sample {
     /// The host-side numbers, by sandbox id, and the filesystems of the writable layers and
     /// the image filesystem.
     pub host: Host,
+    /// The memory of the pods' cgroup (`kubepods`), when there is one and it could be read.
+    pub pods_memory: Option<CgroupMemory>,
 }
 
 /// The latest sample or why it could not be taken; `None` before the first.

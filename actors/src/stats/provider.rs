@@ -1,7 +1,8 @@
 //! The `stats-provider` actor: every [`REFRESH_PERIOD`], always on (as cAdvisor's
 //! housekeeping for the upstream kubelet), it reads the node's counters, the runtime's lists
 //! and container stats (containerd asks every container's shim, ~1.3 ms each) and each pod
-//! sandbox's host-side numbers (network, log directory walks, volumes, filesystems), and
+//! sandbox's host-side numbers (network, log directory walks, volumes, filesystems) and the
+//! memory of the pods' cgroup (`kubepods`), and
 //! publishes the [`Sample`] on the feed its readers hold. A failed sample is published as the
 //! latest (readers see its error) until the next. The feed outlives the actor, so a restarted
 //! provider's readers carry on.
@@ -24,7 +25,7 @@ use super::view::RuntimeView;
 use super::{Latest, Sample};
 use crate::config_feed::ConfigState;
 use crate::runtime::RuntimePort;
-use sergeant_core::spec::{is_safe_path_component, pod_dir_in};
+use sergeant_core::spec::{is_safe_path_component, pod_dir_in, pods_cgroup};
 use sergeant_supervisor::{failpoint, ChildEnv, ChildSpec, Slot};
 
 /// How often the node and its pods are read again: cAdvisor's housekeeping interval in the
@@ -147,24 +148,41 @@ async fn take(
     config: &watch::Receiver<ConfigState>,
     infos: &mut HashMap<String, SandboxInfo>,
 ) -> Result<Sample, SampleError> {
-    let (node_name, root_dir) = {
+    let (node_name, root_dir, pods) = {
         let state = config.borrow();
         let node_name = state
             .active
             .node_name()
             .map_err(|err| SampleError::NodeName(err.to_string()))?;
-        (node_name, state.active.command_line.root_dir.clone())
+        let kubelet = &state.active.kubelet;
+        let pods = pods_cgroup(
+            kubelet.cgroup_root.as_deref().unwrap_or_default(),
+            kubelet.cgroups_per_qos,
+        );
+        (node_name, state.active.command_line.root_dir.clone(), pods)
     };
     let view = RuntimeView::list(port, &node_name).await?;
     refresh_infos(port, infos, &view.sandboxes).await;
     let targets = targets(&view, infos, &root_dir);
     let mountpoints = mountpoints(&view);
-    let (node, host) = tokio::task::spawn_blocking(move || {
+    let (node, host, pods_memory) = tokio::task::spawn_blocking(move || {
         let node = node::sample(&root_dir)?;
-        Ok::<_, SampleError>((node, host::gather(&targets, &mountpoints, Clock::read())))
+        let host = host::gather(&targets, &mountpoints, Clock::read());
+        let pods_memory = pods.and_then(|path| {
+            sergeant_host::cgroup::memory(&path)
+                .inspect_err(|err| tracing::debug!("the pods' cgroup memory: {err}"))
+                .ok()
+                .flatten()
+        });
+        Ok::<_, SampleError>((node, host, pods_memory))
     })
     .await??;
-    Ok(Sample { node, view, host })
+    Ok(Sample {
+        node,
+        view,
+        host,
+        pods_memory,
+    })
 }
 
 /// Asks about the sandboxes not seen before (concurrently) and forgets those gone.

@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 
-use super::signals::Resource;
+use super::signals::{Resource, Signal};
 
 /// What a pod uses of a resource and what its containers request of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,6 +28,49 @@ impl Usage {
     #[must_use]
     pub fn above_request(self) -> i128 {
         i128::from(self.used) - i128::from(self.requested)
+    }
+}
+
+/// Which of a pod's uses of local storage count when it is ranked for a disk signal, as
+/// upstream ranks: with a dedicated image filesystem, `nodefs.*` counts the pod's logs and
+/// volumes and `imagefs.*` (`containerfs.*`) its containers' writable layers; with one
+/// filesystem for both (or when that is not known), all of them count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageParts {
+    /// The containers' writable layers.
+    pub layers: bool,
+    /// The pod's logs and its disk-backed volumes (emptyDir, the API-backed ones).
+    pub logs_and_volumes: bool,
+}
+
+impl StorageParts {
+    /// What counts for `signal` with `dedicated_image_fs` (whether the images are on another
+    /// filesystem than the root directory). Signals of other resources count everything;
+    /// their ranking does not look at storage.
+    #[must_use]
+    pub fn of(signal: Signal, dedicated_image_fs: Option<bool>) -> Self {
+        let dedicated = dedicated_image_fs == Some(true);
+        match signal {
+            Signal::NodeFsAvailable | Signal::NodeFsInodesFree if dedicated => StorageParts {
+                layers: false,
+                logs_and_volumes: true,
+            },
+            Signal::ImageFsAvailable
+            | Signal::ImageFsInodesFree
+            | Signal::ContainerFsAvailable
+            | Signal::ContainerFsInodesFree
+                if dedicated =>
+            {
+                StorageParts {
+                    layers: true,
+                    logs_and_volumes: false,
+                }
+            }
+            _ => StorageParts {
+                layers: true,
+                logs_and_volumes: true,
+            },
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The eviction signals as upstream defines them: what is available of a resource and its
 //! capacity. `memory.available` is capacity less the root cgroup's working set;
-//! `allocatableMemory.available` is allocatable memory less the pods' working set;
+//! `allocatableMemory.available` is allocatable memory (the `kubepods` cgroup's limit) less
+//! the pods' working set ([`allocatable_memory`]);
 //! `nodefs.*` are the filesystem of the kubelet's root directory, `imagefs.*` the runtime's
 //! image filesystem (`containerfs.*` the same filesystem as `nodefs` here: containerd keeps
 //! writable layers with its images); `pid.available` is the process limit less the processes.
@@ -118,9 +119,29 @@ impl fmt::Display for Resource {
     }
 }
 
-/// Whether node-level reclaim (dead containers, unused images) can relieve `signal`, as
-/// upstream tries before evicting for the disk signals.
+/// `allocatableMemory.available` as upstream observes it from the Summary API's `pods`
+/// container: the `kubepods` cgroup's memory limit (the node's allocatable memory) less the
+/// cgroup's working set, of that limit. Not observed while the cgroup has no limit
+/// (`limit_bytes` `None`), as cAdvisor then reports nothing available.
 #[must_use]
-pub fn reclaimable_on_node(signal: Signal) -> bool {
-    Pressure::of(signal) == Pressure::Disk
+pub fn allocatable_memory(limit_bytes: Option<u64>, working_set_bytes: u64) -> Option<Observation> {
+    let capacity = limit_bytes?;
+    Some(Observation {
+        available: capacity.saturating_sub(working_set_bytes),
+        capacity,
+    })
+}
+
+/// Whether node-level reclaim (dead containers, then unused images) can relieve `signal`,
+/// as upstream tries it before evicting for a disk signal. With a dedicated image
+/// filesystem (`dedicated_image_fs`: the runtime's images are on another filesystem than
+/// the root directory) deleting images frees nothing on nodefs, so upstream reclaims nothing
+/// on the node for the `nodefs.*` signals and goes straight to evicting pods. When it is not
+/// known (`None`), the filesystems are taken as shared and node-level reclaim is tried.
+#[must_use]
+pub fn reclaimable_on_node(signal: Signal, dedicated_image_fs: Option<bool>) -> bool {
+    match signal {
+        Signal::NodeFsAvailable | Signal::NodeFsInodesFree => dedicated_image_fs != Some(true),
+        _ => Pressure::of(signal) == Pressure::Disk,
+    }
 }

@@ -8,8 +8,10 @@ use sergeant_config::{KubeletConfiguration, Quantity, Threshold as Amount};
 
 use super::decide::{decide, State};
 use super::message::{self, ContainerUsage};
-use super::rank::{rank, PodUsage, Usage};
-use super::signals::{Observation, Observations, Pressure, Resource, Signal};
+use super::rank::{rank, PodUsage, StorageParts, Usage};
+use super::signals::{
+    allocatable_memory, reclaimable_on_node, Observation, Observations, Pressure, Resource, Signal,
+};
 use super::thresholds::{self, Threshold};
 
 const MI: u64 = 1024 * 1024;
@@ -259,6 +261,95 @@ fn memory_is_reclaimed_before_disk_and_each_signal_has_its_condition() {
         Instant::now(),
     );
     assert!(decision.pressure.is_empty() && decision.reclaim.is_none());
+}
+
+#[test]
+fn allocatable_memory_is_the_pods_cgroup_limit_less_its_working_set() {
+    let observed = allocatable_memory(Some(1024 * MI), 1000 * MI).unwrap();
+    assert_eq!(
+        observed,
+        Observation {
+            available: 24 * MI,
+            capacity: 1024 * MI
+        }
+    );
+    // Over the limit (the kernel reclaims at it): nothing available, never below zero.
+    assert_eq!(allocatable_memory(Some(MI), 2 * MI).unwrap().available, 0);
+    // Without a limit nothing is observed, so no threshold of the signal is ever met.
+    assert_eq!(allocatable_memory(None, MI), None);
+    let thresholds = [hard(Signal::AllocatableMemoryAvailable, "100Mi")];
+    let decision = decide(
+        &thresholds,
+        &seen(&[(Signal::AllocatableMemoryAvailable, 24 * MI, 1024 * MI)]),
+        &mut State::default(),
+        Duration::ZERO,
+        Instant::now(),
+    );
+    assert_eq!(decision.pressure, BTreeSet::from([Pressure::Memory]));
+    let reclaim = decision.reclaim.unwrap();
+    assert_eq!(reclaim.resource, Resource::Memory);
+    assert_eq!(
+        message::evicted(
+            reclaim.resource,
+            reclaim.threshold.quantity(1024 * MI),
+            24 * MI,
+            &[]
+        ),
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 24Mi. "
+    );
+}
+
+#[test]
+fn node_level_reclaim_is_for_the_filesystem_holding_the_images() {
+    use Signal::*;
+    // (signal, dedicated image filesystem, reclaimed on the node)
+    let cases = [
+        (NodeFsAvailable, Some(false), true),
+        (NodeFsInodesFree, Some(false), true),
+        (NodeFsAvailable, None, true),
+        (NodeFsAvailable, Some(true), false),
+        (NodeFsInodesFree, Some(true), false),
+        (ImageFsAvailable, Some(true), true),
+        (ImageFsInodesFree, Some(false), true),
+        (ContainerFsAvailable, Some(true), true),
+        (MemoryAvailable, Some(false), false),
+        (AllocatableMemoryAvailable, None, false),
+        (PidAvailable, Some(false), false),
+    ];
+    for (signal, dedicated, expected) in cases {
+        assert_eq!(
+            reclaimable_on_node(signal, dedicated),
+            expected,
+            "{signal} with a dedicated image filesystem {dedicated:?}"
+        );
+    }
+}
+
+#[test]
+fn disk_ranking_counts_the_parts_on_the_starved_filesystem() {
+    use Signal::*;
+    let parts = |layers, logs_and_volumes| StorageParts {
+        layers,
+        logs_and_volumes,
+    };
+    // (signal, dedicated image filesystem, what counts)
+    let cases = [
+        (NodeFsAvailable, Some(true), parts(false, true)),
+        (NodeFsInodesFree, Some(true), parts(false, true)),
+        (ImageFsAvailable, Some(true), parts(true, false)),
+        (ContainerFsInodesFree, Some(true), parts(true, false)),
+        (NodeFsAvailable, Some(false), parts(true, true)),
+        (ImageFsAvailable, Some(false), parts(true, true)),
+        (NodeFsAvailable, None, parts(true, true)),
+        (MemoryAvailable, Some(true), parts(true, true)),
+    ];
+    for (signal, dedicated, expected) in cases {
+        assert_eq!(
+            StorageParts::of(signal, dedicated),
+            expected,
+            "{signal} with a dedicated image filesystem {dedicated:?}"
+        );
+    }
 }
 
 fn usage(uid: &str, priority: i32, used: u64, requested: u64) -> PodUsage {

@@ -9,23 +9,29 @@ use super::qos::{qos_class, QosClass};
 use super::resources::{cpu_quota, cpu_shares, CPU_PERIOD_US, MIN_CPU_SHARES};
 
 /// The cgroup of all pods below the cgroup root.
-pub(super) const PODS_CGROUP: &str = "kubepods";
+const PODS_CGROUP: &str = "kubepods";
 
 /// The cgroup `pod`'s sandbox is created under (its CRI `cgroup_parent`). With
 /// `cgroupsPerQOS` it is `<root>/kubepods/pod<uid>` for Guaranteed pods and
 /// `<root>/kubepods/{burstable,besteffort}/pod<uid>` for the others; without it, the cgroup
 /// root itself (`""` lets the runtime choose).
 pub fn pod_cgroup_parent(pod: &Pod, node: &NodeContext) -> String {
-    if !node.cgroups_per_qos {
+    let Some(pods) = pods_cgroup(&node.cgroup_root, node.cgroups_per_qos) else {
         return node.cgroup_root.clone();
-    }
-    let root = node.cgroup_root.trim_end_matches('/');
+    };
     let uid = pod.metadata.uid.as_deref().unwrap_or_default();
     match qos_class(pod) {
-        QosClass::Guaranteed => format!("{root}/{PODS_CGROUP}/pod{uid}"),
-        QosClass::Burstable => format!("{root}/{PODS_CGROUP}/burstable/pod{uid}"),
-        QosClass::BestEffort => format!("{root}/{PODS_CGROUP}/besteffort/pod{uid}"),
+        QosClass::Guaranteed => format!("{pods}/pod{uid}"),
+        QosClass::Burstable => format!("{pods}/burstable/pod{uid}"),
+        QosClass::BestEffort => format!("{pods}/besteffort/pod{uid}"),
     }
+}
+
+/// The cgroup of all pods, `<cgroup_root>/kubepods`, with `cgroupsPerQOS`; without it there
+/// is none (pods go straight under the cgroup root).
+#[must_use]
+pub fn pods_cgroup(cgroup_root: &str, cgroups_per_qos: bool) -> Option<String> {
+    cgroups_per_qos.then(|| format!("{}/{PODS_CGROUP}", cgroup_root.trim_end_matches('/')))
 }
 
 /// What the pod cgroup limits, as upstream's `ResourceConfigForPod` decides it: cpu shares

@@ -35,7 +35,7 @@ mod security;
 mod service_env;
 pub mod windows;
 
-pub use cgroup::{pod_cgroup_parent, pod_cgroup_resources, PodCgroupResources};
+pub use cgroup::{pod_cgroup_parent, pod_cgroup_resources, pods_cgroup, PodCgroupResources};
 pub use container::{check_image_user, container_config, ContainerSetup};
 pub use error::SpecError;
 pub use hosts::{hosts_file, HOSTS_FILE};

@@ -7,7 +7,7 @@
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::cgroup::PODS_CGROUP;
+use super::cgroup::pods_cgroup;
 use super::node::NodeContext;
 use super::pod_resources::{milli, pod_requests};
 use super::qos::{qos_class, QosClass};
@@ -38,15 +38,16 @@ pub fn qos_cgroups<'a>(
     all_pods: PodsCgroupLimits,
     active_pods: impl IntoIterator<Item = &'a Pod>,
 ) -> Vec<NodeCgroup> {
-    if !node.cgroups_per_qos || !node.has_cgroups() {
+    let Some(pods) =
+        pods_cgroup(&node.cgroup_root, node.cgroups_per_qos).filter(|_| node.has_cgroups())
+    else {
         return Vec::new();
-    }
+    };
     let burstable_millis = active_pods
         .into_iter()
         .filter(|pod| qos_class(pod) == QosClass::Burstable)
         .map(|pod| pod_requests(pod).get("cpu").copied().map_or(0, milli))
         .fold(0_i64, i64::saturating_add);
-    let pods = format!("{}/{PODS_CGROUP}", node.cgroup_root.trim_end_matches('/'));
     let unlimited = |path: String, cpu_shares: i64| NodeCgroup {
         path,
         cpu_shares,

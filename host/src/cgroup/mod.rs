@@ -3,7 +3,8 @@
 //! (`kubepods` and its QoS children) kept at what `sergeant_core::spec::qos_cgroups` decides.
 //! Works on cgroup v1 hierarchies and on a unified (v2) one with the cgroupfs driver: the
 //! hierarchies are detected from the mount table ([`fs`]), each limit goes to its version's
-//! file ([`files`]). Where a pod's cgroup goes is `sergeant_core::spec::pod_cgroup_parent`.
+//! file ([`files`]). The memory of `kubepods` is read back for `allocatableMemory.available`
+//! ([`memory`]). Where a pod's cgroup goes is `sergeant_core::spec::pod_cgroup_parent`.
 //! Every function here is blocking file work: run it off the actor thread.
 
 mod files;
@@ -125,6 +126,27 @@ pub fn remove_pod_cgroup(path: &str) -> Result<(), SpecError> {
 #[must_use]
 pub fn pod_processes(path: &str) -> Option<u64> {
     node(path).ok()?.processes(path)
+}
+
+/// A cgroup's memory as cAdvisor reads it for the Summary API's `pods` container: its limit
+/// and its working set (usage less inactive file pages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CgroupMemory {
+    /// The memory limit in bytes; `None`: unlimited.
+    pub limit_bytes: Option<u64>,
+    /// The working set in bytes.
+    pub working_set_bytes: u64,
+}
+
+/// The memory of node-level cgroup `path` (`/kubepods`); `Ok(None)` when the cgroup or the
+/// memory hierarchy is not there.
+///
+/// # Errors
+///
+/// [`SpecError::Cgroup`] naming the file when the path is unusable or a memory file cannot be
+/// read or parsed.
+pub fn memory(path: &str) -> Result<Option<CgroupMemory>, SpecError> {
+    node(path)?.memory(path)
 }
 
 /// The node's cgroup hierarchies, read from the mount table once: they are mounted at boot

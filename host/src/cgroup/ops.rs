@@ -8,6 +8,8 @@ use sergeant_core::spec::{io_reason, SpecError};
 
 use super::files::{read_back, Setting, CPU_PERIOD_US};
 use super::fs::{relative, write, Cgroupfs, Version};
+use super::CgroupMemory;
+use crate::stats::memory::stat_value;
 
 /// The controllers whose limits sergeant writes, enabled for the children of every cgroup on
 /// the way to a pod's on a unified hierarchy.
@@ -104,6 +106,39 @@ impl Cgroupfs {
             _ => read(files[0].1)?,
         };
         Ok(Some(Read(value)))
+    }
+
+    /// The memory of cgroup `path` as cAdvisor reads it (see [`CgroupMemory`]); `Ok(None)`
+    /// when the cgroup or the memory controller's hierarchy is not there.
+    pub(crate) fn memory(&self, path: &str) -> Result<Option<CgroupMemory>, SpecError> {
+        let Some(Read(limit)) = self.read(path, Setting::MemoryLimit(None))? else {
+            return Ok(None);
+        };
+        let Some(hierarchy) = self.for_controller("memory") else {
+            return Ok(None);
+        };
+        let dir = hierarchy.dir(relative(path)?.unwrap_or_default());
+        let (usage_file, inactive_key) = match hierarchy.version {
+            Version::V1 => ("memory.usage_in_bytes", "total_inactive_file"),
+            Version::Unified => ("memory.current", "inactive_file"),
+        };
+        let read = |file: &str, parse: &dyn Fn(&str) -> Result<u64, String>| {
+            let file_path = dir.join(file);
+            std::fs::read_to_string(&file_path)
+                .map_err(|e| io_reason(&e))
+                .and_then(|text| parse(&text))
+                .map_err(|reason| {
+                    SpecError::cgroup(path, format!("{}: {reason}", file_path.display()))
+                })
+        };
+        let usage = read(usage_file, &|text| {
+            text.trim().parse().map_err(|e| format!("{text:?}: {e}"))
+        })?;
+        let inactive = read("memory.stat", &|text| stat_value(text, inactive_key))?;
+        Ok(Some(CgroupMemory {
+            limit_bytes: limit.and_then(|l| u64::try_from(l).ok()),
+            working_set_bytes: usage.saturating_sub(inactive),
+        }))
     }
 
     /// Removes cgroup `path` (its last level) from every hierarchy; a missing one is fine.

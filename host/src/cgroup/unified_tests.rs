@@ -1,6 +1,6 @@
 //! The cgroup v2 path on a fake cgroupfs tree (these machines are cgroup v1): a directory with
 //! `cgroup.controllers` stands for the unified mount, and the files the kernel would hold are
-//! plain files the tests write and read.
+//! plain files the tests write and read (a cgroup's memory is read from a fake v1 tree too).
 
 use std::path::Path;
 
@@ -146,4 +146,48 @@ fn a_missing_controller_writes_nothing_for_it() {
         .expect("set");
     assert!(!root.path().join("kubepods/memory.max").exists());
     assert_eq!(read(root.path(), "kubepods/pids.max"), "9");
+}
+
+#[test]
+fn a_cgroups_memory_is_its_limit_and_its_usage_less_inactive_files_on_either_version() {
+    let (root, unified) = fake_unified("cpu memory pids");
+    let dir = root.path().join("kubepods");
+    std::fs::create_dir_all(&dir).expect("cgroup");
+    std::fs::write(dir.join("memory.max"), "1073741824\n").expect("max");
+    std::fs::write(dir.join("memory.current"), "314572800\n").expect("current");
+    std::fs::write(dir.join("memory.stat"), "anon 1\ninactive_file 104857600\n").expect("stat");
+    let memory = unified.memory("/kubepods").expect("read").expect("there");
+    assert_eq!(memory.limit_bytes, Some(1 << 30));
+    assert_eq!(memory.working_set_bytes, 200 << 20);
+    std::fs::write(dir.join("memory.max"), "max\n").expect("max");
+    assert_eq!(
+        unified.memory("/kubepods").unwrap().unwrap().limit_bytes,
+        None
+    );
+    assert_eq!(unified.memory("/missing").unwrap(), None);
+    std::fs::write(dir.join("memory.stat"), "anon 1\n").expect("stat");
+    let broken = unified.memory("/kubepods").unwrap_err().to_string();
+    assert!(
+        broken.contains("memory.stat") && broken.contains("inactive_file"),
+        "{broken}"
+    );
+
+    let v1_root = tempfile::tempdir().expect("tempdir");
+    let v1 = Cgroupfs::from_mounts(&[crate::mountinfo::MountEntry {
+        mount_point: v1_root.path().to_path_buf(),
+        fs_type: "cgroup".to_owned(),
+        super_options: "rw,memory".to_owned(),
+    }]);
+    let dir = v1_root.path().join("kubepods");
+    std::fs::create_dir_all(&dir).expect("cgroup");
+    std::fs::write(dir.join("memory.limit_in_bytes"), "9223372036854771712\n").expect("limit");
+    std::fs::write(dir.join("memory.usage_in_bytes"), "3000\n").expect("usage");
+    std::fs::write(
+        dir.join("memory.stat"),
+        "inactive_file 1\ntotal_inactive_file 1000\n",
+    )
+    .expect("stat");
+    let memory = v1.memory("/kubepods").expect("read").expect("there");
+    assert_eq!(memory.limit_bytes, None, "the kernel's unlimited");
+    assert_eq!(memory.working_set_bytes, 2000);
 }

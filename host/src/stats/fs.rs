@@ -33,6 +33,16 @@ pub fn filesystem(path: &Path, clock: Clock) -> Result<FsStats, HostStatsError> 
     })
 }
 
+/// The device of the filesystem holding `path`, to tell whether two paths are on one
+/// filesystem; `None` when `path` cannot be examined. (Windows has one device for every path:
+/// see [`filesystem::device_of`].)
+#[must_use]
+pub fn device(path: &Path) -> Option<u64> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|meta| filesystem::device_of(&meta))
+}
+
 /// Directory levels walked below the top one; deeper ones are not counted. The walk holds
 /// one open directory per level: this bounds its file descriptors, and it keeps its levels on
 /// the heap, not the stack, so a pod that nests directories thousands deep in a volume costs
@@ -98,6 +108,8 @@ mod tests {
         assert!(fs.available_bytes.unwrap() <= capacity);
         assert!(fs.used_bytes.unwrap() <= capacity);
         assert!(filesystem(&dir.path().join("missing"), Clock::read()).is_err());
+        assert_eq!(device(dir.path()), device(&std::env::temp_dir()));
+        assert_eq!(device(&dir.path().join("missing")), None);
     }
 
     #[test]

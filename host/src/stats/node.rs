@@ -26,6 +26,9 @@ pub struct NodeSample {
     pub network: Option<NetworkStats>,
     /// The filesystem of the kubelet's root directory (nodefs).
     pub fs: FsStats,
+    /// The device of that filesystem ([`fs::device`]), to tell whether the runtime's image
+    /// filesystem is another one.
+    pub fs_device: Option<u64>,
     /// The process limit and count.
     pub rlimit: RlimitStats,
 }
@@ -43,6 +46,7 @@ pub fn sample(root_dir: &Path) -> Result<NodeSample, HostStatsError> {
         .inspect_err(|err| tracing::debug!("node network stats: {err}"))
         .ok();
     let fs = fs::filesystem(root_dir, clock)?;
+    let fs_device = fs::device(root_dir);
     let rlimit = RlimitStats {
         time: clock.time(),
         maxpid: procfs::read(&proc.join("sys/kernel/pid_max"), |text| {
@@ -57,6 +61,7 @@ pub fn sample(root_dir: &Path) -> Result<NodeSample, HostStatsError> {
         memory,
         network,
         fs,
+        fs_device,
         rlimit,
     })
 }
@@ -73,6 +78,7 @@ mod tests {
         assert!(first.rlimit.maxpid.unwrap() > 0);
         assert!(first.rlimit.curproc.unwrap() > 0);
         assert!(first.fs.capacity_bytes.unwrap() > 0);
+        assert!(first.fs_device.is_some());
         assert!(first.stat.busy_core_nanos > 0);
     }
 }

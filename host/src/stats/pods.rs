@@ -55,6 +55,8 @@ pub struct Host {
     pub pods: HashMap<String, PodHost>,
     /// The filesystems, by mount point; those that could not be examined are missing.
     pub filesystems: HashMap<String, FsStats>,
+    /// The device of each of those filesystems ([`fs::device`]), by mount point.
+    pub devices: HashMap<String, u64>,
 }
 
 /// Reads the numbers of `targets` and of the filesystems at `mountpoints`.
@@ -73,7 +75,15 @@ pub fn gather(targets: &[Target], mountpoints: &[String], clock: Clock) -> Host 
                 .map(|stats| (mount.clone(), stats))
         })
         .collect();
-    Host { pods, filesystems }
+    let devices = mountpoints
+        .iter()
+        .filter_map(|mount| Some((mount.clone(), fs::device(Path::new(mount))?)))
+        .collect();
+    Host {
+        pods,
+        filesystems,
+        devices,
+    }
 }
 
 fn pod(target: &Target, clock: Clock) -> PodHost {

@@ -1,7 +1,8 @@
 //! A pod's volumes on the node: the paths of its [`VolumePlan`](sergeant_core::volumes::VolumePlan)
 //! made real before the sandbox starts and their content kept current ([`setup_volumes`],
 //! [`refresh_api_volumes`], written with the [`atomic`] layout), a container's subPaths bound
-//! safely inside them ([`prepare_sub_paths`]), and all of it removed after the pod is gone
+//! safely inside them ([`prepare_sub_paths`]), the volumes alone torn down once the pod has
+//! terminated ([`teardown_pod_volumes`]), and all of it removed after the pod is gone
 //! ([`teardown_pod_dir`]). Blocking I/O.
 
 pub mod atomic;
@@ -27,5 +28,7 @@ mod subpath;
 #[path = "subpath_windows.rs"]
 mod subpath;
 
-pub use setup::{refresh_api_volumes, setup_volumes, teardown_pod_dir};
+pub use setup::{
+    pod_volumes_exist, refresh_api_volumes, setup_volumes, teardown_pod_dir, teardown_pod_volumes,
+};
 pub use subpath::prepare_sub_paths;

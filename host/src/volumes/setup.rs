@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use sergeant_core::spec::{is_safe_path_component, NodeContext, SpecError};
 use sergeant_core::volumes::{
     FileContent, Payload, PlannedSource, PlannedVolume, VolumeError, VolumeOwnership, VolumePlan,
+    VOLUMES_DIR,
 };
 
 use super::atomic::write_payload;
@@ -173,29 +174,55 @@ fn make_empty_dir(
 /// left under it.
 pub fn teardown_pod_dir(uid: &str, node: &NodeContext) -> Result<(), SpecError> {
     let pod_dir = node.pod_dir(uid);
+    release(uid, &pod_dir, &pod_dir)
+}
+
+/// Unmounts and removes the volumes of pod `uid` — its subPath mount points, then everything
+/// under `<root_dir>/pods/<uid>/volumes`, memory emptyDirs unmounted first — and keeps the
+/// rest of its directory (the files its stopped containers are reported from). This is what
+/// upstream does once a pod that is still known has terminated (evicted, past its active
+/// deadline): its volumes are torn down and their space given back then, not when the pod
+/// object is deleted. A pod without volumes is fine, so it can be repeated.
+///
+/// # Errors
+///
+/// As [`teardown_pod_dir`], for the volumes directory.
+pub fn teardown_pod_volumes(uid: &str, node: &NodeContext) -> Result<(), SpecError> {
+    let pod_dir = node.pod_dir(uid);
+    release(uid, &pod_dir, &pod_dir.join(VOLUMES_DIR))
+}
+
+/// Whether pod `uid` still has its volumes directory on the node (its volumes are not yet
+/// torn down). A directory that cannot be examined counts as still there.
+#[must_use]
+pub fn pod_volumes_exist(uid: &str, node: &NodeContext) -> bool {
+    let volumes = node.pod_dir(uid).join(VOLUMES_DIR);
+    !matches!(std::fs::symlink_metadata(volumes), Err(e) if e.kind() == ErrorKind::NotFound)
+}
+
+/// Removes `target`, at or below `pod_dir` of pod `uid`, after the pod's subPath mount points
+/// and every mount under `target`. Nothing is deleted while a mount is left under it.
+fn release(uid: &str, pod_dir: &Path, target: &Path) -> Result<(), SpecError> {
     if !is_safe_path_component(uid) {
         return Err(SpecError::host_reason(
             uid,
-            &pod_dir,
+            pod_dir,
             "the pod UID is not a plain name",
         ));
     }
     let fail = |path: &Path, reason: String| SpecError::host_reason(uid, path, reason);
-    clear_pod_mount_points(&pod_dir).map_err(|r| fail(&pod_dir, r))?;
-    for mount_point in mounts_under(&pod_dir).map_err(|r| fail(&pod_dir, r))? {
+    clear_pod_mount_points(pod_dir).map_err(|r| fail(pod_dir, r))?;
+    for mount_point in mounts_under(target).map_err(|r| fail(target, r))? {
         unmount(&mount_point).map_err(|reason| fail(&mount_point, reason))?;
     }
-    if let Some(left) = mounts_under(&pod_dir)
-        .map_err(|r| fail(&pod_dir, r))?
-        .first()
-    {
+    if let Some(left) = mounts_under(target).map_err(|r| fail(target, r))?.first() {
         return Err(fail(
             left,
-            "is still mounted; the pod directory is kept".to_string(),
+            format!("is still mounted; {} is kept", target.display()),
         ));
     }
-    match std::fs::remove_dir_all(&pod_dir) {
-        Err(e) if e.kind() != ErrorKind::NotFound => Err(SpecError::host(uid, &pod_dir, &e)),
+    match std::fs::remove_dir_all(target) {
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(SpecError::host(uid, target, &e)),
         _ => Ok(()),
     }
 }
@@ -274,6 +301,36 @@ mod tests {
             shared.is_dir(),
             "hostPath volumes are the node's, never removed"
         );
+    }
+
+    /// A terminated pod's volumes go (memory emptyDirs unmounted), its directory stays.
+    #[test]
+    fn a_terminated_pods_volumes_are_torn_down_and_its_directory_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let (plan, node) = planned(
+            root.path(),
+            vec![
+                empty_dir("disk", None, None),
+                empty_dir("mem", Some("Memory"), Some("1Mi")),
+            ],
+        );
+        setup_volumes(&plan, &BTreeMap::new()).unwrap();
+        let disk = &plan.get("disk").unwrap().host_path;
+        let mem = &plan.get("mem").unwrap().host_path;
+        std::fs::write(disk.join("fill"), vec![b'x'; 256 * 1024]).unwrap();
+        let kept = node.pod_dir("uid-1").join("containers");
+        std::fs::create_dir_all(&kept).unwrap();
+        assert!(pod_volumes_exist("uid-1", &node));
+
+        teardown_pod_volumes("uid-1", &node).unwrap();
+        teardown_pod_volumes("uid-1", &node).unwrap();
+        assert!(!pod_volumes_exist("uid-1", &node));
+        assert!(!disk.exists());
+        assert!(!is_mounted(&mountinfo::mounts().unwrap(), mem, "tmpfs"));
+        assert!(kept.is_dir(), "the rest of the pod's directory stays");
+        assert!(teardown_pod_volumes("../escape", &node).is_err());
+        teardown_pod_dir("uid-1", &node).unwrap();
+        assert!(!node.pod_dir("uid-1").exists());
     }
 
     /// API-backed volumes: written at setup (secrets on a tmpfs), updated by a refresh,
