@@ -2,14 +2,13 @@
 //! sidecars started and kept running, and whether the regular containers may go.
 
 use k8s_cri::v1 as cri;
-use k8s_openapi::api::core::v1::Container;
+use k8s_openapi::api::core::v1::{Container, PodSpec};
 
-use super::step::{
-    definition_changed, has_stopped, kill, restart_policy, start_or_wait, RestartPolicy,
-};
+use super::step::{definition_changed, has_stopped, kill, start_or_wait};
 use super::{FailedProbe, KillReason, PlanInput, PodActions};
 use crate::kind::{init_containers, regular_containers, ContainerKind};
 use crate::resize::needs_restart;
+use crate::restart::{container_policy, restarts_after_exit, RestartPolicy};
 use crate::runtime::ObservedContainer;
 
 /// Where the pod stands after its init containers were looked at.
@@ -61,8 +60,9 @@ fn init(
             start_or_wait(input, container, ContainerKind::Init, None, actions);
             false
         }
-        _ if restart_policy(input.pod) == RestartPolicy::Never => {
-            // A failed init container of a Never pod fails the pod.
+        _ if !runs_again(input, container, observed) => {
+            // A failed init container that will not run again (of a Never pod, or by its own
+            // policy or restart rules) fails the pod.
             actions.kill_pod = true;
             false
         }
@@ -87,6 +87,19 @@ fn init(
             );
             false
         }
+    }
+}
+
+/// Whether the failed init container `observed` (exited non-zero, or in an unknown state) runs
+/// again: an exit as its restart rules and policy say; an unknown state unless its policy is
+/// `Never`.
+fn runs_again(input: &PlanInput<'_>, container: &Container, observed: &ObservedContainer) -> bool {
+    let empty = PodSpec::default();
+    let spec = input.pod.spec.as_ref().unwrap_or(&empty);
+    if observed.state() == cri::ContainerState::ContainerExited {
+        restarts_after_exit(spec, container, observed.status.exit_code)
+    } else {
+        container_policy(spec, container) != RestartPolicy::Never
     }
 }
 

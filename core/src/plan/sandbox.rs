@@ -2,11 +2,12 @@
 //! that needs a new one starts in it (or why it must not get one).
 
 use k8s_cri::v1 as cri;
-use k8s_openapi::api::core::v1::Container;
+use k8s_openapi::api::core::v1::{Container, PodSpec};
 
-use super::step::{restart_policy, start_or_wait, RestartPolicy};
+use super::step::start_or_wait;
 use super::{PlanInput, PodActions, SandboxCreate};
 use crate::kind::{init_containers, regular_containers, ContainerKind};
+use crate::restart::{may_restart, restarts_after_exit};
 
 /// Why a pod needs a new sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,12 +82,14 @@ fn create(attempt: u32, reason: SandboxReason) -> Decision {
 }
 
 /// The plan of a pod that needs a new sandbox: the first init container, or every regular
-/// container the restart policy still runs, in a new sandbox — or, when a `Never` pod's
-/// containers already ran or nothing is left to start, no sandbox and the pod killed.
+/// container that its restart rules and policy still run, in a new sandbox — or, when the
+/// containers already ran and none may run again (a `Never` pod's), or nothing is left to
+/// start, no sandbox and the pod killed.
 pub(super) fn plan_fresh(input: &PlanInput<'_>, create: SandboxCreate, actions: &mut PodActions) {
-    let policy = restart_policy(input.pod);
+    let empty = PodSpec::default();
+    let spec = input.pod.spec.as_ref().unwrap_or(&empty);
     let ran_before = create.attempt > 0 && !input.runtime.containers.is_empty();
-    if policy == RestartPolicy::Never && ran_before {
+    if ran_before && !regular_containers(input.pod).any(|c| may_restart(spec, c)) {
         actions.kill_pod = true;
         return;
     }
@@ -95,11 +98,8 @@ pub(super) fn plan_fresh(input: &PlanInput<'_>, create: SandboxCreate, actions: 
         Some((container, kind)) => vec![(container, kind)],
         None => regular_containers(input.pod)
             .filter(|c| {
-                let succeeded = input
-                    .runtime
-                    .latest_anywhere(&c.name)
-                    .is_some_and(|old| old.status.exit_code == 0 && exited(old));
-                !(policy == RestartPolicy::OnFailure && succeeded)
+                let exited_before = input.runtime.latest_anywhere(&c.name).filter(|o| exited(o));
+                exited_before.is_none_or(|old| restarts_after_exit(spec, c, old.status.exit_code))
             })
             .map(|c| (c, ContainerKind::Regular))
             .collect(),

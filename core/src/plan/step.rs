@@ -1,5 +1,5 @@
-//! The steps every part of the plan takes alike: reading the restart policy, starting a
-//! container or making it wait out its back-off, and killing one with upstream's message.
+//! The steps every part of the plan takes alike: starting a container or making it wait out its
+//! back-off, and killing one with upstream's message.
 
 use std::time::Duration;
 
@@ -14,35 +14,6 @@ use crate::time::go_duration;
 
 /// The grace period of a pod that names none, as the API's default.
 const DEFAULT_GRACE_SECONDS: i64 = 30;
-
-/// The pod's `restartPolicy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RestartPolicy {
-    /// Restart every container that exits (the default).
-    Always,
-    /// Restart containers that fail.
-    OnFailure,
-    /// Restart nothing.
-    Never,
-}
-
-/// The pod's restart policy; `Always` when it names none (or one the API would not accept).
-pub(super) fn restart_policy(pod: &Pod) -> RestartPolicy {
-    match pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()) {
-        Some("Never") => RestartPolicy::Never,
-        Some("OnFailure") => RestartPolicy::OnFailure,
-        _ => RestartPolicy::Always,
-    }
-}
-
-/// Whether a regular container that exited with `exit_code` runs again under `policy`.
-pub(super) fn restarts_after(policy: RestartPolicy, exit_code: i32) -> bool {
-    match policy {
-        RestartPolicy::Always => true,
-        RestartPolicy::OnFailure => exit_code != 0,
-        RestartPolicy::Never => false,
-    }
-}
 
 /// The back-off key of a container: its name and spec hash, so a changed spec (a new image)
 /// starts with no back-off, as upstream's.

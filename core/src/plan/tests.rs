@@ -445,6 +445,136 @@ fn regular_containers_by_restart_policy_and_state() {
     check(cases);
 }
 
+/// Container `name` with its own `restartPolicy` and, when `restart_on` is not empty, a rule
+/// restarting it on those exit codes.
+fn ruled(name: &str, policy: &str, restart_on: &[i32]) -> Container {
+    use k8s_openapi::api::core::v1::{ContainerRestartRule, ContainerRestartRuleOnExitCodes};
+    Container {
+        restart_policy: Some(policy.into()),
+        restart_policy_rules: (!restart_on.is_empty()).then(|| {
+            vec![ContainerRestartRule {
+                action: "Restart".into(),
+                exit_codes: Some(ContainerRestartRuleOnExitCodes {
+                    operator: "In".into(),
+                    values: Some(restart_on.to_vec()),
+                }),
+            }]
+        }),
+        ..container(name)
+    }
+}
+
+#[test]
+fn container_restart_rules_and_policies_override_the_pods() {
+    // (case, pod policy, a's policy, a's restart codes, a's exit, what happens) with b running.
+    type Row = (
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static [i32],
+        i32,
+        Said,
+    );
+    let rows: [Row; 7] = [
+        (
+            "rule matches in a Never pod",
+            "Never",
+            "Never",
+            &[42],
+            42,
+            starts(&["a"]),
+        ),
+        ("rule does not match", "Never", "Never", &[42], 1, nothing()),
+        (
+            "own Never in an Always pod",
+            "Always",
+            "Never",
+            &[],
+            1,
+            nothing(),
+        ),
+        (
+            "own Always in a Never pod",
+            "Never",
+            "Always",
+            &[],
+            0,
+            starts(&["a"]),
+        ),
+        (
+            "own OnFailure, success",
+            "Always",
+            "OnFailure",
+            &[],
+            0,
+            nothing(),
+        ),
+        (
+            "own OnFailure, failure",
+            "Never",
+            "OnFailure",
+            &[],
+            3,
+            starts(&["a"]),
+        ),
+        (
+            "no match falls back to own Always",
+            "Never",
+            "Always",
+            &[42],
+            1,
+            starts(&["a"]),
+        ),
+    ];
+    let cases = rows
+        .into_iter()
+        .map(|(case, pod_policy, own, codes, exit, expected)| {
+            let pod = pod(
+                pod_policy,
+                vec![],
+                vec![ruled("a", own, codes), container("b")],
+            );
+            let world = ready(World::new(pod))
+                .container("a", "s1", S::Exited(exit))
+                .container("b", "s1", S::Running);
+            (case, world, expected)
+        })
+        .collect();
+    check(cases);
+}
+
+#[test]
+fn a_pod_whose_only_container_may_not_restart_is_done_and_one_that_may_gets_a_new_sandbox() {
+    let alone = |own: &str, codes: &[i32]| pod("Never", vec![], vec![ruled("a", own, codes)]);
+    check(vec![
+        (
+            "Never everywhere, exited: done",
+            ready(World::new(alone("Never", &[]))).container("a", "s1", S::Exited(1)),
+            Said {
+                kill_pod: true,
+                ..nothing()
+            },
+        ),
+        (
+            "a rule restarts it after its sandbox died",
+            World::new(alone("Never", &[42]))
+                .sandbox("s1", 0, false, true)
+                .container("a", "s1", S::Exited(42)),
+            creates(1, SandboxReason::NotReady, &["a"]),
+        ),
+        (
+            "its sandbox died after a rule's mismatch: done",
+            World::new(alone("Never", &[42]))
+                .sandbox("s1", 0, false, true)
+                .container("a", "s1", S::Exited(1)),
+            Said {
+                kill_pod: true,
+                ..nothing()
+            },
+        ),
+    ]);
+}
+
 #[test]
 fn unknown_containers_are_killed_then_restarted_as_the_policy_says() {
     let unknown = |policy| {

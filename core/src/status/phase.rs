@@ -1,8 +1,9 @@
-//! The pod phase, from the containers' statuses and the restart policy.
+//! The pod phase, from the containers' statuses and their restart rules and policies.
 
 use k8s_openapi::api::core::v1::{ContainerStatus, PodSpec};
 
 use super::container::Kind;
+use crate::restart::restarts_after_exit;
 
 /// Not every container has started yet.
 pub(super) const PENDING: &str = "Pending";
@@ -35,29 +36,35 @@ fn progress(status: &ContainerStatus) -> Progress {
 
 /// The pod's phase. `init` and `regular` hold one status per spec container, in spec order;
 /// `terminal` says the pod is being deleted and nothing runs, so nothing will restart.
-/// Sidecars never decide the phase.
+/// Sidecars never decide the phase. Whether an exited container runs again is its restart
+/// rules' and policies' say (see [`crate::restart`]).
 pub(super) fn of(
     spec: &PodSpec,
     init: &[(Kind, ContainerStatus)],
     regular: &[ContainerStatus],
     terminal: bool,
 ) -> &'static str {
-    let policy = spec.restart_policy.as_deref().unwrap_or("Always");
+    let init_specs = spec.init_containers.iter().flatten();
     let mut init_pending = false;
-    let mut init_failed = false;
-    for (_, status) in init.iter().filter(|(kind, _)| *kind == Kind::Init) {
+    let mut init_failed_for_good = false;
+    for (container, (kind, status)) in init_specs.zip(init) {
+        if *kind != Kind::Init {
+            continue;
+        }
         match progress(status) {
             Progress::Exited(0) => {}
-            Progress::Exited(_) => init_failed = true,
+            Progress::Exited(code) => {
+                init_failed_for_good |= terminal || !restarts_after_exit(spec, container, code);
+            }
             Progress::Running | Progress::NotStarted => init_pending = true,
         }
     }
-    if init_failed && (policy == "Never" || terminal) {
+    if init_failed_for_good {
         return FAILED;
     }
 
-    let (mut running, mut not_started, mut exited, mut succeeded) = (0, 0, 0, 0);
-    for status in regular {
+    let (mut running, mut not_started, mut exited, mut succeeded, mut restarting) = (0, 0, 0, 0, 0);
+    for (container, status) in spec.containers.iter().zip(regular) {
         match progress(status) {
             Progress::Running => running += 1,
             Progress::NotStarted => not_started += 1,
@@ -65,6 +72,9 @@ pub(super) fn of(
                 exited += 1;
                 if code == 0 {
                     succeeded += 1;
+                }
+                if restarts_after_exit(spec, container, code) {
+                    restarting += 1;
                 }
             }
         }
@@ -79,14 +89,12 @@ pub(super) fn of(
     if init_pending || not_started > 0 || regular.is_empty() {
         return PENDING;
     }
-    if running > 0 {
-        return RUNNING;
-    }
-    match policy {
-        "Always" => RUNNING,
-        _ if succeeded == exited => SUCCEEDED,
-        "Never" => FAILED,
-        _ => RUNNING,
+    if running > 0 || restarting > 0 {
+        RUNNING
+    } else if succeeded == exited {
+        SUCCEEDED
+    } else {
+        FAILED
     }
 }
 
@@ -245,5 +253,60 @@ mod tests {
             &knowledge,
         );
         assert_eq!(phase.as_deref(), Some(RUNNING));
+    }
+
+    #[test]
+    fn a_containers_own_policy_and_rules_decide_whether_the_pod_still_runs() {
+        use k8s_openapi::api::core::v1::{ContainerRestartRule, ContainerRestartRuleOnExitCodes};
+        let with = |pod_policy: &str, own: &str, restart_on: Option<i32>| {
+            let mut pod = pod(pod_policy, vec![], &["app"]);
+            let app = &mut pod.spec.as_mut().unwrap().containers[0];
+            app.restart_policy = Some(own.to_owned());
+            app.restart_policy_rules = restart_on.map(|code| {
+                vec![ContainerRestartRule {
+                    action: "Restart".to_owned(),
+                    exit_codes: Some(ContainerRestartRuleOnExitCodes {
+                        operator: "In".to_owned(),
+                        values: Some(vec![code]),
+                    }),
+                }]
+            });
+            pod
+        };
+        for (case, pod, exit, expected) in [
+            (
+                "own Never in an Always pod",
+                with("Always", "Never", None),
+                1,
+                FAILED,
+            ),
+            (
+                "own Never, success",
+                with("Always", "Never", None),
+                0,
+                SUCCEEDED,
+            ),
+            (
+                "own Always in a Never pod",
+                with("Never", "Always", None),
+                1,
+                RUNNING,
+            ),
+            (
+                "a rule restarts it",
+                with("Never", "Never", Some(42)),
+                42,
+                RUNNING,
+            ),
+            (
+                "a rule does not match",
+                with("Never", "Never", Some(42)),
+                1,
+                FAILED,
+            ),
+        ] {
+            let phase = phase_of(&pod, vec![exited("app", 0, exit)], &knowledge());
+            assert_eq!(phase.as_deref(), Some(expected), "{case}");
+        }
     }
 }

@@ -9,6 +9,7 @@
 mod metadata;
 mod mounts;
 mod resources;
+mod restart;
 
 use std::collections::{HashMap, HashSet};
 
@@ -142,7 +143,7 @@ impl Checks<'_, '_> {
             for (index, container) in list.iter().enumerate() {
                 let path = spec_path.key(kind).index(index);
                 self.container_name(&container.name, &path, &mut names);
-                self.container(container, &path, kind == "initContainers", &volumes);
+                self.container(container, &path, &volumes);
             }
         }
         for (index, container) in ephemeral.iter().enumerate() {
@@ -195,13 +196,7 @@ impl Checks<'_, '_> {
         declared
     }
 
-    fn container(
-        &mut self,
-        container: &Container,
-        path: &FieldPath,
-        init: bool,
-        volumes: &HashSet<&str>,
-    ) {
+    fn container(&mut self, container: &Container, path: &FieldPath, volumes: &HashSet<&str>) {
         match container.image.as_deref() {
             None | Some("") => {
                 self.fail(&path.key("image"), "required: a container needs an image")
@@ -214,17 +209,7 @@ impl Checks<'_, '_> {
             }
             Some(_) => {}
         }
-        if let Some(policy) = container.restart_policy.as_deref() {
-            let policy_path = path.key("restartPolicy");
-            if !init {
-                self.fail(
-                    &policy_path,
-                    "may only be set on init containers (as Always, for a sidecar)",
-                );
-            } else if policy != "Always" {
-                self.fail(&policy_path, format!("unsupported value \"{policy}\": an init container may only set \"Always\" (a sidecar)"));
-            }
-        }
+        self.restart_settings(container, path);
         let env = container.env.as_deref().unwrap_or_default();
         self.at_most(
             &path.key("env"),
@@ -464,19 +449,67 @@ spec:
             one(&text),
             (6, "spec.restartPolicy".into(), "unsupported value \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"".into())
         );
+        // An init container with its own Never is a plain init container (restart rules).
         let text = GOOD.replace("    restartPolicy: Always", "    restartPolicy: Never");
-        assert_eq!(one(&text).0, 9);
+        assert!(problems(&text).is_empty());
         let text = GOOD.replace(
             "    image: nginx:1.27\n",
-            "    image: nginx:1.27\n    restartPolicy: Always\n",
+            "    image: nginx:1.27\n    restartPolicy: Sometimes\n",
         );
         assert_eq!(
             one(&text),
             (
                 13,
                 "spec.containers[0].restartPolicy".into(),
-                "may only be set on init containers (as Always, for a sidecar)".into()
+                "unsupported value \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"".into()
             )
+        );
+    }
+
+    #[test]
+    fn container_restart_policies_and_rules() {
+        let with = |lines: &str| {
+            GOOD.replace(
+                "    image: nginx:1.27\n",
+                &format!("    image: nginx:1.27\n{lines}"),
+            )
+        };
+        assert!(problems(&with("    restartPolicy: Never\n")).is_empty());
+        assert!(problems(&with(
+            "    restartPolicy: Never\n    restartPolicyRules:\n    - action: Restart\n      exitCodes: {operator: In, values: [42]}\n"
+        ))
+        .is_empty());
+        assert_eq!(
+            one(&with(
+                "    restartPolicyRules:\n    - action: Restart\n      exitCodes: {operator: In, values: [42]}\n"
+            )),
+            (
+                13,
+                "spec.containers[0].restartPolicyRules".into(),
+                "requires the container's restartPolicy to be set explicitly".into()
+            )
+        );
+        assert_eq!(
+            problems(&with(
+                "    restartPolicy: Never\n    restartPolicyRules:\n    - action: Reboot\n      exitCodes: {operator: Between, values: [1]}\n    - action: Restart\n"
+            )),
+            vec![
+                (
+                    15,
+                    "spec.containers[0].restartPolicyRules[0].action".into(),
+                    "unsupported value \"Reboot\": supported values: \"Restart\", \"RestartAllContainers\"".into()
+                ),
+                (
+                    16,
+                    "spec.containers[0].restartPolicyRules[0].exitCodes.operator".into(),
+                    "unsupported value \"Between\": supported values: \"In\", \"NotIn\"".into()
+                ),
+                (
+                    17,
+                    "spec.containers[0].restartPolicyRules[1].exitCodes".into(),
+                    "required: a rule needs exit codes".into()
+                ),
+            ]
         );
     }
 

@@ -1,0 +1,197 @@
+//! Whether a container that exited runs again, as upstream decides with container restart
+//! rules (KEP-5307, `ContainerRestartRules`, on by default in the pinned release): the
+//! container's `restartPolicyRules` in order, the first whose exit codes match deciding; else
+//! the container's own `restartPolicy`; else the pod's. The plan (what to start) and the pod
+//! phase (whether anything will run again) both ask [`restarts_after_exit`].
+//!
+//! Only the `Restart` action is carried out. A rule with another action
+//! (`RestartAllContainers`, behind a gate of its own) does not decide: the container's policy
+//! does.
+
+use k8s_openapi::api::core::v1::{Container, ContainerRestartRule, PodSpec};
+
+/// The rule action that restarts the container that exited.
+const RESTART: &str = "Restart";
+
+/// A restart policy, of the pod or of one container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestartPolicy {
+    /// Restart every container that exits (the pod's default).
+    Always,
+    /// Restart containers that fail.
+    OnFailure,
+    /// Restart nothing.
+    Never,
+}
+
+impl RestartPolicy {
+    /// The policy a field names; `None` for a value the API would not accept.
+    fn named(value: &str) -> Option<Self> {
+        match value {
+            "Always" => Some(Self::Always),
+            "OnFailure" => Some(Self::OnFailure),
+            "Never" => Some(Self::Never),
+            _ => None,
+        }
+    }
+
+    /// Whether a container that exited with `exit_code` runs again under this policy.
+    #[must_use]
+    pub fn restarts_after(self, exit_code: i32) -> bool {
+        match self {
+            Self::Always => true,
+            Self::OnFailure => exit_code != 0,
+            Self::Never => false,
+        }
+    }
+}
+
+/// The pod's `restartPolicy`; `Always` when it names none (or one the API would not accept).
+#[must_use]
+pub fn pod_policy(spec: &PodSpec) -> RestartPolicy {
+    spec.restart_policy
+        .as_deref()
+        .and_then(RestartPolicy::named)
+        .unwrap_or(RestartPolicy::Always)
+}
+
+/// The policy a run-to-completion container (a regular one, or a plain init container)
+/// follows: its own `restartPolicy` when it sets one, else the pod's. Sidecars (init
+/// containers with `Always`) are not asked: they always run again.
+#[must_use]
+pub fn container_policy(spec: &PodSpec, container: &Container) -> RestartPolicy {
+    container
+        .restart_policy
+        .as_deref()
+        .and_then(RestartPolicy::named)
+        .unwrap_or_else(|| pod_policy(spec))
+}
+
+/// Whether `container` of a pod with `spec`, having exited with `exit_code`, runs again.
+#[must_use]
+pub fn restarts_after_exit(spec: &PodSpec, container: &Container, exit_code: i32) -> bool {
+    let rules = container.restart_policy_rules.iter().flatten();
+    match rules.into_iter().find(|rule| matches(rule, exit_code)) {
+        Some(rule) if rule.action == RESTART => true,
+        _ => container_policy(spec, container).restarts_after(exit_code),
+    }
+}
+
+/// Whether `container` may ever run again after an exit: some rule restarts it, or its policy
+/// is not `Never`.
+#[must_use]
+pub fn may_restart(spec: &PodSpec, container: &Container) -> bool {
+    container_policy(spec, container) != RestartPolicy::Never
+        || container
+            .restart_policy_rules
+            .iter()
+            .flatten()
+            .any(|rule| rule.action == RESTART)
+}
+
+/// Whether `rule`'s exit-code requirement holds for `exit_code` (a rule without one matches
+/// nothing).
+fn matches(rule: &ContainerRestartRule, exit_code: i32) -> bool {
+    let Some(codes) = &rule.exit_codes else {
+        return false;
+    };
+    let listed = codes.values.iter().flatten().any(|v| *v == exit_code);
+    match codes.operator.as_str() {
+        "In" => listed,
+        "NotIn" => !listed,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes;
+
+    fn spec(policy: &str) -> PodSpec {
+        PodSpec {
+            restart_policy: Some(policy.to_owned()),
+            ..PodSpec::default()
+        }
+    }
+
+    fn container(policy: Option<&str>, rules: &[(&str, &str, &[i32])]) -> Container {
+        Container {
+            name: "main".to_owned(),
+            restart_policy: policy.map(str::to_owned),
+            restart_policy_rules: (!rules.is_empty()).then(|| {
+                rules
+                    .iter()
+                    .map(|(action, operator, values)| ContainerRestartRule {
+                        action: (*action).to_owned(),
+                        exit_codes: Some(ContainerRestartRuleOnExitCodes {
+                            operator: (*operator).to_owned(),
+                            values: Some(values.to_vec()),
+                        }),
+                    })
+                    .collect()
+            }),
+            ..Container::default()
+        }
+    }
+
+    #[test]
+    fn without_container_settings_the_pods_policy_decides() {
+        let plain = container(None, &[]);
+        for (policy, code, restarts) in [
+            ("Always", 0, true),
+            ("Always", 1, true),
+            ("OnFailure", 0, false),
+            ("OnFailure", 1, true),
+            ("Never", 0, false),
+            ("Never", 1, false),
+        ] {
+            assert_eq!(
+                restarts_after_exit(&spec(policy), &plain, code),
+                restarts,
+                "pod {policy}, exit {code}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_containers_own_policy_overrides_the_pods() {
+        let never = container(Some("Never"), &[]);
+        assert!(!restarts_after_exit(&spec("Always"), &never, 1));
+        assert!(!may_restart(&spec("Always"), &never));
+        let always = container(Some("Always"), &[]);
+        assert!(restarts_after_exit(&spec("Never"), &always, 1));
+        assert!(may_restart(&spec("Never"), &always));
+        let on_failure = container(Some("OnFailure"), &[]);
+        assert!(!restarts_after_exit(&spec("Always"), &on_failure, 0));
+        assert!(restarts_after_exit(&spec("Never"), &on_failure, 2));
+    }
+
+    #[test]
+    fn the_first_matching_rule_restarts_and_a_mismatch_falls_back_to_the_policy() {
+        let rules = container(Some("Never"), &[("Restart", "In", &[42])]);
+        assert!(restarts_after_exit(&spec("Never"), &rules, 42));
+        assert!(!restarts_after_exit(&spec("Never"), &rules, 1));
+        assert!(may_restart(&spec("Never"), &rules));
+        let not_in = container(Some("Never"), &[("Restart", "NotIn", &[0, 1])]);
+        assert!(restarts_after_exit(&spec("Never"), &not_in, 3));
+        assert!(!restarts_after_exit(&spec("Never"), &not_in, 1));
+    }
+
+    #[test]
+    fn a_rule_with_an_action_not_carried_out_leaves_it_to_the_policy() {
+        let all = container(
+            Some("Never"),
+            &[
+                ("RestartAllContainers", "In", &[42]),
+                ("Restart", "In", &[42]),
+            ],
+        );
+        assert!(
+            !restarts_after_exit(&spec("Never"), &all, 42),
+            "the first matching rule decides, and its action is not carried out"
+        );
+        let only_all = container(Some("Never"), &[("RestartAllContainers", "In", &[42])]);
+        assert!(!may_restart(&spec("Never"), &only_all));
+    }
+}
