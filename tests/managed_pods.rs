@@ -1,7 +1,8 @@
 //! Managed mode's pods against the real control plane and the real containerd: pods bound to
 //! the node run and report their status to the API server (quickly, and never an older status
 //! over a newer one), graceful deletion stops them within the grace period and removes them
-//! from the API, and pods whose containers exit end Succeeded or Failed.
+//! from the API, and pods whose containers exit end Succeeded or Failed, their volumes torn
+//! down while their objects stay.
 //!
 //! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
 //! SERGEANT_CRI_ENDPOINT). Pods are bound with `spec.nodeName` directly: no scheduler involved.
@@ -131,15 +132,18 @@ fn kubectl_delete_stops_the_pod_within_its_grace_period_and_removes_it() {
 }
 
 #[test]
-fn pods_whose_containers_exit_end_succeeded_or_failed() {
+fn pods_whose_containers_exit_end_succeeded_or_failed_and_their_volumes_are_freed() {
     let node = Managed::start("exit", &[]);
+    let mut uids = Vec::new();
     for (name, code) in [("done", 0), ("broken", 3)] {
-        node.create(
+        uids.push(node.create(
             name,
             &format!(
-                "  restartPolicy: Never\n  containers:\n  - name: job\n    image: {SHELL}\n    command: [\"sh\", \"-c\", \"exit {code}\"]\n"
+                "  restartPolicy: Never\n  containers:\n  - name: job\n    image: {SHELL}\n    \
+                 command: [\"sh\", \"-c\", \"head -c 1048576 /dev/zero > /scratch/file; exit {code}\"]\n    \
+                 volumeMounts:\n    - {{name: scratch, mountPath: /scratch}}\n  volumes:\n  - {{name: scratch, emptyDir: {{}}}}\n"
             ),
-        );
+        ));
     }
     let done = node.wait_pod("done", "Succeeded", |p| phase(p) == "Succeeded");
     let job = container(&done, "containerStatuses", "job");
@@ -148,6 +152,21 @@ fn pods_whose_containers_exit_end_succeeded_or_failed() {
     let job = container(&broken, "containerStatuses", "job");
     assert_eq!(job["state"]["terminated"]["exitCode"], 3, "{job}");
     assert_eq!(condition(&broken, "Ready"), "False", "{broken}");
+    // A finished pod's volumes go while its object stays (as upstream's): the emptyDir's space
+    // comes back before anyone deletes the pod.
+    for (name, uid) in ["done", "broken"].iter().zip(&uids) {
+        let volumes = node
+            .agent
+            .dir
+            .path()
+            .join("root/pods")
+            .join(uid)
+            .join("volumes");
+        wait_for(&format!("{name}'s volumes torn down"), DEADLINE, || {
+            (!volumes.exists()).then_some(())
+        });
+        assert!(node.pod(name).is_some(), "{name}'s object is still there");
+    }
 }
 
 #[test]

@@ -10,15 +10,18 @@ use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::error::{PodError, Stopped};
+use super::file_work::run_file_work;
 use super::kill::{kill_container, stop_observed};
 use super::look::{Progress, RuntimeChanges};
 use super::sandbox::{existing_sandbox, PodSetup, SandboxTarget};
 use super::start::{start_container, NotStarted, StartRequest};
-use super::sync::SyncInput;
+use super::sync::{uid, SyncInput};
 use sergeant_core::kind::all_containers;
 use sergeant_core::plan::{ContainerKill, ContainerStart, PodActions, SandboxCreate};
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::status::Waiting;
+use sergeant_core::volumes::Reach;
+use sergeant_host::volumes;
 
 /// Where a sync goes after one plan was carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,21 +75,34 @@ pub(super) async fn execute(
 }
 
 /// Stops whatever of the pod still runs — its containers, then its sandboxes — as the plan
-/// asks once nothing is left to run (or it cannot run again). A pod already stopped costs no
-/// runtime call.
+/// asks once nothing is left to run (or it cannot run again), then frees its volumes, as
+/// upstream tears a terminated pod's volumes down while its object is still there (an
+/// emptyDir's space comes back now, not at deletion; logs and termination messages stay). A pod
+/// already stopped, its volumes gone, costs no runtime call and one look at its directory.
 async fn kill_pod(
     input: &SyncInput,
     runtime: &PodRuntime,
     progress: &mut Progress,
 ) -> Result<(), Stopped> {
     let ready = |s: &cri::PodSandbox| s.state == cri::PodSandboxState::SandboxReady as i32;
-    if runtime.running().next().is_none() && !runtime.sandboxes.iter().any(ready) {
-        return Ok(());
+    if runtime.running().next().is_some() || runtime.sandboxes.iter().any(ready) {
+        input.interrupt.check()?;
+        tracing::info!("nothing left to run: stopping the pod");
+        progress.changes = RuntimeChanges::Other;
+        stop_observed(&input.port, runtime, Some(&input.pod), None).await?;
     }
-    input.interrupt.check()?;
-    tracing::info!("nothing left to run: stopping the pod");
-    progress.changes = RuntimeChanges::Other;
-    stop_observed(&input.port, runtime, Some(&input.pod), None).await?;
+    let (node, uid) = (input.node.clone(), uid(&input.pod).to_owned());
+    let freed = run_file_work(Reach::Host, "volume teardown", move || {
+        if !volumes::pod_volumes_exist(&uid, &node) {
+            return Ok(false);
+        }
+        volumes::teardown_pod_volumes(&uid, &node).map(|()| true)
+    })
+    .await
+    .map_err(PodError::Unfinished)??;
+    if freed {
+        tracing::info!("the finished pod's volumes are torn down");
+    }
     Ok(())
 }
 

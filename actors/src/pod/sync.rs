@@ -147,7 +147,8 @@ pub async fn sync(mut input: SyncInput) -> Result<SyncOutcome, Interrupted> {
     })
 }
 
-fn uid(pod: &Pod) -> &str {
+/// The pod's UID (empty when it has none).
+pub(super) fn uid(pod: &Pod) -> &str {
     pod.metadata.uid.as_deref().unwrap_or_default()
 }
 
