@@ -368,6 +368,28 @@ fn the_lease_is_renewed_and_a_deleted_node_registers_again() {
             (lease["spec"]["renewTime"].as_str()? > renewed.as_str()).then_some(())
         },
     );
+    // As upstream's lease controller: a renewal starts from the lease the last one got back,
+    // one request each; the lease is read only at the start (and after a conflict).
+    let lease_requests = |verb: &str| {
+        let (_, metrics) = node.agent().get("/metrics");
+        metrics
+            .lines()
+            .filter(|l| l.starts_with("sergeant_api_requests_total{"))
+            .filter(|l| {
+                l.contains("resource=\"leases\"") && l.contains(&format!("verb=\"{verb}\""))
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum::<f64>()
+    };
+    let updates = wait_for("three lease renewals", Duration::from_secs(15), || {
+        let updates = lease_requests("update");
+        (updates >= 3.0).then_some(updates)
+    });
+    assert_eq!(
+        lease_requests("get"),
+        1.0,
+        "{updates} renewals read the lease once"
+    );
 
     let (deleted, out) = node.cluster.kubectl(&["delete", "node", &node.name]);
     assert!(deleted, "{out}");

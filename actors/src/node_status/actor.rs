@@ -22,6 +22,7 @@ use super::sync::{self, Action, Outcome, Round};
 use crate::config_feed::ConfigState;
 use crate::pressure_feed::PressureFeed;
 use crate::runtime::RuntimePort;
+use k8s_openapi::api::coordination::v1::Lease;
 use sergeant_core::backoff::Doubling;
 use sergeant_kube_api::ObjectCache;
 use sergeant_supervisor::failpoint;
@@ -123,6 +124,8 @@ pub struct NodeStatus {
     /// Why the node was last reported not ready (`Some(None)`: ready; `None`: not yet).
     reported: Option<Option<String>>,
     lease_renewed: Option<Instant>,
+    /// The lease as the API server returned it at the last renewal, the next one's base.
+    last_lease: Option<Lease>,
     status: Loop,
     lease: Loop,
 }
@@ -145,6 +148,7 @@ impl NodeStatus {
             last_report: None,
             reported: None,
             lease_renewed: None,
+            last_lease: None,
             status: Loop::new(
                 "node status update",
                 STATUS_METRIC,
@@ -247,24 +251,25 @@ impl NodeStatus {
             duration_seconds: self.config().kubelet.node_lease_duration_seconds,
         };
         self.lease.busy = true;
-        let renew = async move { lease::renew(managed.client, &holder).await };
-        ctx.spawn(
-            renew
-                .instrument(self.span())
-                .into_actor(self)
-                .map(|result, act, ctx| {
-                    let seconds = act.config().kubelet.node_lease_duration_seconds;
-                    let period =
-                        Duration::from_secs(u64::try_from(seconds.max(1)).unwrap_or(1)) / 4;
-                    let result = result.map(|renewal| {
-                        act.lease_renewed = Some(Instant::now());
-                        renewal.label()
-                    });
-                    let delay = act.lease.finished(result, period);
-                    act.lease.timer = Some(ctx.run_later(delay, Self::lease_tick));
-                    act.show();
-                }),
-        );
+        let mut last = self.last_lease.take();
+        let renew = async move {
+            let result = lease::renew(managed.client, &holder, &mut last).await;
+            (result, last)
+        };
+        ctx.spawn(renew.instrument(self.span()).into_actor(self).map(
+            |(result, last), act, ctx| {
+                act.last_lease = last;
+                let seconds = act.config().kubelet.node_lease_duration_seconds;
+                let period = Duration::from_secs(u64::try_from(seconds.max(1)).unwrap_or(1)) / 4;
+                let result = result.map(|renewal| {
+                    act.lease_renewed = Some(Instant::now());
+                    renewal.label()
+                });
+                let delay = act.lease.finished(result, period);
+                act.lease.timer = Some(ctx.run_later(delay, Self::lease_tick));
+                act.show();
+            },
+        ));
     }
 
     /// A new runtime health: report at once when it changes readiness, rather than at the

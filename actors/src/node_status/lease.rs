@@ -1,7 +1,8 @@
 //! The node lease `kube-node-lease/<node>`: the cheap heartbeat the node lifecycle controller
 //! watches, renewed every quarter of its duration, as upstream's lease controller does —
-//! created when missing (owned by the Node, so it goes when the Node goes), and on a conflict
-//! read again and retried.
+//! created when missing (owned by the Node, so it goes when the Node goes), renewed from the
+//! lease the API server returned last time (one request per renewal), and read again only when
+//! there is none or on a conflict, then retried.
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, OwnerReference};
@@ -48,25 +49,34 @@ pub struct Holder {
     pub duration_seconds: i32,
 }
 
-/// Renews (or creates) the lease of `holder`.
+/// Renews (or creates) the lease of `holder`, starting from `last` (what the API server
+/// returned at the previous renewal), which is replaced by what it returns now; dropped when a
+/// renewal fails, so the next one reads the lease first.
 ///
 /// # Errors
 /// [`ApiCallError`] when the API server cannot be reached, refuses the call, or the lease kept
 /// changing under us for [`CONFLICT_RETRIES`] tries.
-pub async fn renew(client: Client, holder: &Holder) -> Result<Renewal, ApiCallError> {
+pub async fn renew(
+    client: Client,
+    holder: &Holder,
+    last: &mut Option<Lease>,
+) -> Result<Renewal, ApiCallError> {
     let leases: Api<Lease> = Api::namespaced(client, NAMESPACE);
     let object = format!("lease {NAMESPACE}/{}", holder.node);
     let mut attempt = 0;
     loop {
-        let current = leases
-            .get_opt(&holder.node)
-            .await
-            .map_err(ApiCallError::of("get", &object))?;
+        let current = match last.take() {
+            Some(lease) => Some(lease),
+            None => leases
+                .get_opt(&holder.node)
+                .await
+                .map_err(ApiCallError::of("get", &object))?,
+        };
         let result = match current {
             None => leases
                 .create(&PostParams::default(), &new_lease(holder, now()))
                 .await
-                .map(|_| Renewal::Created)
+                .map(|lease| (lease, Renewal::Created))
                 .map_err(ApiCallError::of("create", &object)),
             Some(lease) => leases
                 .replace(
@@ -75,18 +85,23 @@ pub async fn renew(client: Client, holder: &Holder) -> Result<Renewal, ApiCallEr
                     &renewed(lease, holder, now()),
                 )
                 .await
-                .map(|_| Renewal::Renewed)
+                .map(|lease| (lease, Renewal::Renewed))
                 .map_err(ApiCallError::of("renew", &object)),
         };
         match result {
+            Ok((lease, renewal)) => {
+                *last = Some(lease);
+                return Ok(renewal);
+            }
             Err(err)
                 if attempt < CONFLICT_RETRIES
                     && (api_status(&err.source, Status::is_conflict)
-                        || api_status(&err.source, Status::is_already_exists)) =>
+                        || api_status(&err.source, Status::is_already_exists)
+                        || api_status(&err.source, Status::is_not_found)) =>
             {
                 attempt += 1;
             }
-            other => return other,
+            Err(err) => return Err(err),
         }
     }
 }
