@@ -7,13 +7,19 @@ use sergeant_messages::runtime::cri;
 
 use sergeant_core::labels;
 
-/// The state PLEG remembers of one runtime object.
+/// The state PLEG remembers of one runtime object. A container's created, exited and unknown
+/// states stay apart (as upstream's PLEG keeps them): a container that is created, starts and
+/// exits between two relists still changes state, so its death is not missed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObjectState {
     /// A running container or a ready sandbox.
     Live,
-    /// A created, exited or unknown container, or a not-ready sandbox.
+    /// A container created and not started yet.
+    Created,
+    /// An exited container, or a not-ready sandbox.
     NotLive,
+    /// A container whose state the runtime cannot name.
+    Unknown,
 }
 
 /// What one relist saw: every managed object by id, with its pod and state.
@@ -33,8 +39,7 @@ impl RuntimeView {
         let containers = containers
             .iter()
             .filter_map(|c| {
-                let live = c.state == cri::ContainerState::ContainerRunning as i32;
-                uid(&c.labels).map(|uid| (c.id.clone(), (uid, state(live))))
+                uid(&c.labels).map(|uid| (c.id.clone(), (uid, container_state(c.state))))
             })
             .collect();
         let sandboxes = sandboxes
@@ -67,7 +72,7 @@ impl RuntimeView {
             let kind = match (self.containers.get(id).map(|(_, s)| *s), now) {
                 (Some(before), now) if before == *now => continue,
                 (_, ObjectState::Live) => LifecycleEventKind::ContainerStarted,
-                (_, ObjectState::NotLive) => LifecycleEventKind::ContainerDied,
+                (_, _) => LifecycleEventKind::ContainerDied,
             };
             events.push(event(uid, id, kind));
         }
@@ -87,6 +92,16 @@ impl RuntimeView {
             }
         }
         events
+    }
+}
+
+/// The state of a container in CRI's `state` number.
+fn container_state(cri_state: i32) -> ObjectState {
+    match cri::ContainerState::try_from(cri_state) {
+        Ok(cri::ContainerState::ContainerRunning) => ObjectState::Live,
+        Ok(cri::ContainerState::ContainerCreated) => ObjectState::Created,
+        Ok(cri::ContainerState::ContainerExited) => ObjectState::NotLive,
+        _ => ObjectState::Unknown,
     }
 }
 
@@ -154,6 +169,24 @@ mod tests {
         );
         assert_eq!(after.running_containers(), 1);
         assert!(after.events_to(&after).is_empty(), "no change, no event");
+    }
+
+    #[test]
+    fn a_container_that_started_and_exited_between_two_relists_died() {
+        let created = RuntimeView::new(
+            &[container("a", "p1", cri::ContainerState::ContainerCreated)],
+            &[],
+        );
+        let exited = RuntimeView::new(
+            &[container("a", "p1", cri::ContainerState::ContainerExited)],
+            &[],
+        );
+        let kinds: Vec<LifecycleEventKind> = created
+            .events_to(&exited)
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(kinds, vec![LifecycleEventKind::ContainerDied]);
     }
 
     #[test]
