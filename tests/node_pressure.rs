@@ -111,10 +111,12 @@ fn evictions(node: &Managed, signal: &str) -> Option<f64> {
     ))
 }
 
-/// Creates pod `late` under `condition` and checks that it is refused with upstream's reason.
+/// Creates pod `late-<node>` under `condition` and checks that it is refused with upstream's
+/// reason. (The tests of this file run at once in one namespace: pod names carry the node's.)
 fn assert_late_pod_refused(node: &Managed, condition: &str) {
-    node.create("late", &sleeper());
-    let late = node.wait_pod("late", "refused", |p| status_field(p, "phase") == "Failed");
+    let name = format!("late-{}", node.node);
+    node.create(&name, &sleeper());
+    let late = node.wait_pod(&name, "refused", |p| status_field(p, "phase") == "Failed");
     assert_eq!(status_field(&late, "reason"), "Evicted");
     assert_eq!(
         status_field(&late, "message"),
@@ -385,8 +387,9 @@ fn a_pod_filling_an_empty_dir_past_nodefs_available_is_evicted_and_its_space_giv
         &format!("evictionHard:\n  nodefs.available: \"{threshold_mib}Mi\"\n"),
         &["--root-dir", &root],
     );
-    let quiet_uid = node.create("quiet", &writer("quiet", MI));
-    node.wait_pod("quiet", "running", |p| {
+    // Not "quiet": the PID test's quiet pod may exist at the same time.
+    let quiet_uid = node.create("quiet-disk", &writer("quiet-disk", MI));
+    node.wait_pod("quiet-disk", "running", |p| {
         status_field(p, "phase") == "Running"
     });
     let quiet_file = fs.empty_dir(&quiet_uid, "data").join("fill");
@@ -448,7 +451,7 @@ fn a_pod_filling_an_empty_dir_past_nodefs_available_is_evicted_and_its_space_giv
     let cleared = wait_condition(&node, "DiskPressure", "False");
     let cleared_after = crossed.elapsed();
     assert_eq!(cleared["reason"], "KubeletHasNoDiskPressure");
-    assert_only_one_evicted(&node, ("quiet", &quiet_uid), "nodefs.available");
+    assert_only_one_evicted(&node, ("quiet-disk", &quiet_uid), "nodefs.available");
     println!(
         "disk pressure on a {} MiB nodefs (threshold {threshold_mib}Mi): condition posted \
          {:.1} s, pod evicted {:.1} s, emptyDir removed {:.1} s, condition cleared {:.1} s \
