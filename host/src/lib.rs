@@ -25,4 +25,5 @@ pub mod node;
 pub mod pod_files;
 pub mod stats;
 pub mod swap;
+pub mod termination;
 pub mod volumes;

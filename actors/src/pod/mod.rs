@@ -25,7 +25,6 @@ mod sandbox;
 pub mod start;
 pub mod sync;
 pub mod target;
-pub mod termination;
 mod verdicts;
 pub mod volume_events;
 pub mod worker;

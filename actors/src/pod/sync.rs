@@ -21,7 +21,6 @@ use super::look::{look_after, Look, Progress, RuntimeChanges};
 use super::observe::observe;
 use super::resize::{apply_resize, raise_pod_cgroup};
 use super::sandbox::PodSetup;
-use super::termination::read_messages;
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::kind::all_containers;
@@ -29,6 +28,7 @@ use sergeant_core::plan::{plan, PlanInput, ProbeVerdicts};
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::spec::NodeContext;
 use sergeant_core::status::Waiting;
+use sergeant_host::termination::read_messages;
 use sergeant_kube_api::{ObjectUser, TokenCache};
 
 /// Everything one sync needs; the pod actor hands it over and gets a [`SyncOutcome`] back.

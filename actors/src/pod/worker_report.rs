@@ -14,9 +14,9 @@ use crate::pod::look::Look;
 use crate::pod::observe::refresh;
 use crate::pod::probe::ProbeKind;
 use crate::pod::report;
-use crate::pod::termination::read_messages;
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::status::{api_time, Knowledge};
+use sergeant_host::termination::read_messages;
 use sergeant_messages::pods::PodReport;
 
 impl PodWorker {

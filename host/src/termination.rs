@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use sergeant_messages::runtime::cri;
+use k8s_cri::v1 as cri;
 
 use sergeant_core::labels;
 use sergeant_core::runtime::PodRuntime;
@@ -17,7 +17,8 @@ const MAX_MESSAGE_BYTES: u64 = 4096;
 const FALLBACK_LOG_LINES: usize = 80;
 
 /// The termination message of the newest exited instance of each container, by container
-/// name. Reads small files, only for exited containers (see [`crate::pod::file_work`]).
+/// name. Reads small files, only for exited containers (the pod actor calls it on its own
+/// thread: see `actors::pod::file_work`).
 #[must_use]
 pub fn read_messages(runtime: &PodRuntime) -> BTreeMap<String, String> {
     let mut messages = BTreeMap::new();
