@@ -81,6 +81,12 @@ fn a_crashing_container_restarts_while_the_api_server_is_unreachable() {
     wait_for("both config maps listed again", RESTARTS_BOUND, || {
         (config_map_requests(&node, "list") >= lists + 2.0).then_some(())
     });
+    // A list is counted when it is sent; a sync between the request and its answer may still
+    // read the API server. One restart later the watches have their lists in.
+    let settled = attempt(&runtime, &uid) + 1;
+    wait_for("one restart after the lists", RESTARTS_BOUND, || {
+        (attempt(&runtime, &uid) >= settled).then_some(())
+    });
     let (gets, before) = (config_map_requests(&node, "get"), attempt(&runtime, &uid));
     wait_for("two more restarts", RESTARTS_BOUND, || {
         (attempt(&runtime, &uid) >= before + 2).then_some(())
