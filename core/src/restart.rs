@@ -46,42 +46,43 @@ impl RestartPolicy {
     }
 }
 
-/// The pod's `restartPolicy`; `Always` when it names none (or one the API would not accept).
+/// The `restartPolicy` of a pod with `spec`; `Always` when it names none (or one the API would
+/// not accept).
 #[must_use]
-pub fn pod_policy(spec: &PodSpec) -> RestartPolicy {
-    spec.restart_policy
-        .as_deref()
+pub fn pod_policy(spec: Option<&PodSpec>) -> RestartPolicy {
+    spec.and_then(|s| s.restart_policy.as_deref())
         .and_then(RestartPolicy::named)
         .unwrap_or(RestartPolicy::Always)
 }
 
-/// The policy a run-to-completion container (a regular one, or a plain init container)
-/// follows: its own `restartPolicy` when it sets one, else the pod's. Sidecars (init
-/// containers with `Always`) are not asked: they always run again.
+/// The policy a run-to-completion container (a regular one, or a plain init container) of a
+/// pod whose policy is `pod` follows: its own `restartPolicy` when it sets one, else the pod's.
+/// Sidecars (init containers with `Always`) are not asked: they always run again.
 #[must_use]
-pub fn container_policy(spec: &PodSpec, container: &Container) -> RestartPolicy {
+pub fn container_policy(pod: RestartPolicy, container: &Container) -> RestartPolicy {
     container
         .restart_policy
         .as_deref()
         .and_then(RestartPolicy::named)
-        .unwrap_or_else(|| pod_policy(spec))
+        .unwrap_or(pod)
 }
 
-/// Whether `container` of a pod with `spec`, having exited with `exit_code`, runs again.
+/// Whether `container` of a pod whose policy is `pod`, having exited with `exit_code`, runs
+/// again.
 #[must_use]
-pub fn restarts_after_exit(spec: &PodSpec, container: &Container, exit_code: i32) -> bool {
+pub fn restarts_after_exit(pod: RestartPolicy, container: &Container, exit_code: i32) -> bool {
     let rules = container.restart_policy_rules.iter().flatten();
     match rules.into_iter().find(|rule| matches(rule, exit_code)) {
         Some(rule) if rule.action == RESTART => true,
-        _ => container_policy(spec, container).restarts_after(exit_code),
+        _ => container_policy(pod, container).restarts_after(exit_code),
     }
 }
 
 /// Whether `container` may ever run again after an exit: some rule restarts it, or its policy
 /// is not `Never`.
 #[must_use]
-pub fn may_restart(spec: &PodSpec, container: &Container) -> bool {
-    container_policy(spec, container) != RestartPolicy::Never
+pub fn may_restart(pod: RestartPolicy, container: &Container) -> bool {
+    container_policy(pod, container) != RestartPolicy::Never
         || container
             .restart_policy_rules
             .iter()
@@ -108,11 +109,11 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes;
 
-    fn spec(policy: &str) -> PodSpec {
-        PodSpec {
+    fn spec(policy: &str) -> RestartPolicy {
+        pod_policy(Some(&PodSpec {
             restart_policy: Some(policy.to_owned()),
             ..PodSpec::default()
-        }
+        }))
     }
 
     fn container(policy: Option<&str>, rules: &[(&str, &str, &[i32])]) -> Container {
@@ -147,7 +148,7 @@ mod tests {
             ("Never", 1, false),
         ] {
             assert_eq!(
-                restarts_after_exit(&spec(policy), &plain, code),
+                restarts_after_exit(spec(policy), &plain, code),
                 restarts,
                 "pod {policy}, exit {code}"
             );
@@ -157,25 +158,25 @@ mod tests {
     #[test]
     fn the_containers_own_policy_overrides_the_pods() {
         let never = container(Some("Never"), &[]);
-        assert!(!restarts_after_exit(&spec("Always"), &never, 1));
-        assert!(!may_restart(&spec("Always"), &never));
+        assert!(!restarts_after_exit(spec("Always"), &never, 1));
+        assert!(!may_restart(spec("Always"), &never));
         let always = container(Some("Always"), &[]);
-        assert!(restarts_after_exit(&spec("Never"), &always, 1));
-        assert!(may_restart(&spec("Never"), &always));
+        assert!(restarts_after_exit(spec("Never"), &always, 1));
+        assert!(may_restart(spec("Never"), &always));
         let on_failure = container(Some("OnFailure"), &[]);
-        assert!(!restarts_after_exit(&spec("Always"), &on_failure, 0));
-        assert!(restarts_after_exit(&spec("Never"), &on_failure, 2));
+        assert!(!restarts_after_exit(spec("Always"), &on_failure, 0));
+        assert!(restarts_after_exit(spec("Never"), &on_failure, 2));
     }
 
     #[test]
     fn the_first_matching_rule_restarts_and_a_mismatch_falls_back_to_the_policy() {
         let rules = container(Some("Never"), &[("Restart", "In", &[42])]);
-        assert!(restarts_after_exit(&spec("Never"), &rules, 42));
-        assert!(!restarts_after_exit(&spec("Never"), &rules, 1));
-        assert!(may_restart(&spec("Never"), &rules));
+        assert!(restarts_after_exit(spec("Never"), &rules, 42));
+        assert!(!restarts_after_exit(spec("Never"), &rules, 1));
+        assert!(may_restart(spec("Never"), &rules));
         let not_in = container(Some("Never"), &[("Restart", "NotIn", &[0, 1])]);
-        assert!(restarts_after_exit(&spec("Never"), &not_in, 3));
-        assert!(!restarts_after_exit(&spec("Never"), &not_in, 1));
+        assert!(restarts_after_exit(spec("Never"), &not_in, 3));
+        assert!(!restarts_after_exit(spec("Never"), &not_in, 1));
     }
 
     #[test]
@@ -188,10 +189,10 @@ mod tests {
             ],
         );
         assert!(
-            !restarts_after_exit(&spec("Never"), &all, 42),
+            !restarts_after_exit(spec("Never"), &all, 42),
             "the first matching rule decides, and its action is not carried out"
         );
         let only_all = container(Some("Never"), &[("RestartAllContainers", "In", &[42])]);
-        assert!(!may_restart(&spec("Never"), &only_all));
+        assert!(!may_restart(spec("Never"), &only_all));
     }
 }

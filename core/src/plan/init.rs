@@ -2,13 +2,13 @@
 //! sidecars started and kept running, and whether the regular containers may go.
 
 use k8s_cri::v1 as cri;
-use k8s_openapi::api::core::v1::{Container, PodSpec};
+use k8s_openapi::api::core::v1::Container;
 
 use super::step::{definition_changed, has_stopped, kill, start_or_wait};
 use super::{FailedProbe, KillReason, PlanInput, PodActions};
 use crate::kind::{init_containers, regular_containers, ContainerKind};
 use crate::resize::needs_restart;
-use crate::restart::{container_policy, restarts_after_exit, RestartPolicy};
+use crate::restart::{container_policy, pod_policy, restarts_after_exit, RestartPolicy};
 use crate::runtime::ObservedContainer;
 
 /// Where the pod stands after its init containers were looked at.
@@ -94,12 +94,11 @@ fn init(
 /// again: an exit as its restart rules and policy say; an unknown state unless its policy is
 /// `Never`.
 fn runs_again(input: &PlanInput<'_>, container: &Container, observed: &ObservedContainer) -> bool {
-    let empty = PodSpec::default();
-    let spec = input.pod.spec.as_ref().unwrap_or(&empty);
+    let policy = pod_policy(input.pod.spec.as_ref());
     if observed.state() == cri::ContainerState::ContainerExited {
-        restarts_after_exit(spec, container, observed.status.exit_code)
+        restarts_after_exit(policy, container, observed.status.exit_code)
     } else {
-        container_policy(spec, container) != RestartPolicy::Never
+        container_policy(policy, container) != RestartPolicy::Never
     }
 }
 

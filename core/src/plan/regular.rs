@@ -3,18 +3,16 @@
 //! of them runs or will run again.
 
 use k8s_cri::v1 as cri;
-use k8s_openapi::api::core::v1::PodSpec;
 
 use super::step::{definition_changed, kill, start_or_wait};
 use super::{FailedProbe, KillReason, PlanInput, PodActions};
 use crate::kind::{regular_containers, ContainerKind};
 use crate::resize::needs_restart;
-use crate::restart::{container_policy, restarts_after_exit, RestartPolicy};
+use crate::restart::{container_policy, pod_policy, restarts_after_exit, RestartPolicy};
 
 /// Plans the regular containers of the pod in the ready sandbox `sandbox_id`.
 pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodActions) {
-    let empty = PodSpec::default();
-    let spec = input.pod.spec.as_ref().unwrap_or(&empty);
+    let policy = pod_policy(input.pod.spec.as_ref());
     let kind = ContainerKind::Regular;
     let mut kept = 0_usize;
     for container in regular_containers(input.pod) {
@@ -25,7 +23,7 @@ pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodAct
             let older = input.runtime.latest_anywhere(name);
             let done = older.is_some_and(|o| {
                 o.state() == cri::ContainerState::ContainerExited
-                    && !restarts_after_exit(spec, container, o.status.exit_code)
+                    && !restarts_after_exit(policy, container, o.status.exit_code)
             });
             if !done {
                 start_or_wait(input, container, kind, older, actions);
@@ -48,7 +46,7 @@ pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodAct
                         FailedProbe::Liveness => KillReason::Liveness,
                         FailedProbe::Startup => KillReason::Startup,
                     };
-                    let restart = container_policy(spec, container) != RestartPolicy::Never;
+                    let restart = container_policy(policy, container) != RestartPolicy::Never;
                     kill(input, observed, container, kind, reason, restart, actions);
                     if restart {
                         start_or_wait(input, container, kind, Some(observed), actions);
@@ -62,7 +60,7 @@ pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodAct
                 start_or_wait(input, container, kind, None, actions);
             }
             cri::ContainerState::ContainerUnknown => {
-                let restart = restarts_after_exit(spec, container, observed.status.exit_code);
+                let restart = restarts_after_exit(policy, container, observed.status.exit_code);
                 kill(
                     input,
                     observed,
@@ -77,7 +75,7 @@ pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodAct
                 }
             }
             cri::ContainerState::ContainerExited => {
-                if restarts_after_exit(spec, container, observed.status.exit_code) {
+                if restarts_after_exit(policy, container, observed.status.exit_code) {
                     start_or_wait(input, container, kind, Some(observed), actions);
                 }
             }

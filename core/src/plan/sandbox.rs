@@ -2,12 +2,12 @@
 //! that needs a new one starts in it (or why it must not get one).
 
 use k8s_cri::v1 as cri;
-use k8s_openapi::api::core::v1::{Container, PodSpec};
+use k8s_openapi::api::core::v1::Container;
 
 use super::step::start_or_wait;
 use super::{PlanInput, PodActions, SandboxCreate};
 use crate::kind::{init_containers, regular_containers, ContainerKind};
-use crate::restart::{may_restart, restarts_after_exit};
+use crate::restart::{may_restart, pod_policy, restarts_after_exit};
 
 /// Why a pod needs a new sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,10 +86,9 @@ fn create(attempt: u32, reason: SandboxReason) -> Decision {
 /// containers already ran and none may run again (a `Never` pod's), or nothing is left to
 /// start, no sandbox and the pod killed.
 pub(super) fn plan_fresh(input: &PlanInput<'_>, create: SandboxCreate, actions: &mut PodActions) {
-    let empty = PodSpec::default();
-    let spec = input.pod.spec.as_ref().unwrap_or(&empty);
+    let policy = pod_policy(input.pod.spec.as_ref());
     let ran_before = create.attempt > 0 && !input.runtime.containers.is_empty();
-    if ran_before && !regular_containers(input.pod).any(|c| may_restart(spec, c)) {
+    if ran_before && !regular_containers(input.pod).any(|c| may_restart(policy, c)) {
         actions.kill_pod = true;
         return;
     }
@@ -99,7 +98,7 @@ pub(super) fn plan_fresh(input: &PlanInput<'_>, create: SandboxCreate, actions: 
         None => regular_containers(input.pod)
             .filter(|c| {
                 let exited_before = input.runtime.latest_anywhere(&c.name).filter(|o| exited(o));
-                exited_before.is_none_or(|old| restarts_after_exit(spec, c, old.status.exit_code))
+                exited_before.is_none_or(|old| restarts_after_exit(policy, c, old.status.exit_code))
             })
             .map(|c| (c, ContainerKind::Regular))
             .collect(),

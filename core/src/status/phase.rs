@@ -3,7 +3,7 @@
 use k8s_openapi::api::core::v1::{ContainerStatus, PodSpec};
 
 use super::container::Kind;
-use crate::restart::restarts_after_exit;
+use crate::restart::{pod_policy, restarts_after_exit};
 
 /// Not every container has started yet.
 pub(super) const PENDING: &str = "Pending";
@@ -44,6 +44,7 @@ pub(super) fn of(
     regular: &[ContainerStatus],
     terminal: bool,
 ) -> &'static str {
+    let policy = pod_policy(Some(spec));
     let init_specs = spec.init_containers.iter().flatten();
     let mut init_pending = false;
     let mut init_failed_for_good = false;
@@ -54,7 +55,7 @@ pub(super) fn of(
         match progress(status) {
             Progress::Exited(0) => {}
             Progress::Exited(code) => {
-                init_failed_for_good |= terminal || !restarts_after_exit(spec, container, code);
+                init_failed_for_good |= terminal || !restarts_after_exit(policy, container, code);
             }
             Progress::Running | Progress::NotStarted => init_pending = true,
         }
@@ -73,7 +74,7 @@ pub(super) fn of(
                 if code == 0 {
                     succeeded += 1;
                 }
-                if restarts_after_exit(spec, container, code) {
+                if restarts_after_exit(policy, container, code) {
                     restarting += 1;
                 }
             }
