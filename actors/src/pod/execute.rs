@@ -10,8 +10,7 @@ use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::error::{PodError, Stopped};
-use super::file_work::run_file_work;
-use super::kill::{kill_container, stop_observed};
+use super::kill::{free_pod_volumes, kill_container, stop_observed};
 use super::look::{Progress, RuntimeChanges};
 use super::sandbox::{existing_sandbox, PodSetup, SandboxTarget};
 use super::start::{start_container, NotStarted, StartRequest};
@@ -20,8 +19,6 @@ use sergeant_core::kind::all_containers;
 use sergeant_core::plan::{ContainerKill, ContainerStart, PodActions, SandboxCreate};
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::status::Waiting;
-use sergeant_core::volumes::Reach;
-use sergeant_host::volumes;
 
 /// Where a sync goes after one plan was carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,16 +88,7 @@ async fn kill_pod(
         progress.changes = RuntimeChanges::Other;
         stop_observed(&input.port, runtime, Some(&input.pod), None).await?;
     }
-    let (node, uid) = (input.node.clone(), uid(&input.pod).to_owned());
-    let freed = run_file_work(Reach::Host, "volume teardown", move || {
-        if !volumes::pod_volumes_exist(&uid, &node) {
-            return Ok(false);
-        }
-        volumes::teardown_pod_volumes(&uid, &node).map(|()| true)
-    })
-    .await
-    .map_err(PodError::Unfinished)??;
-    if freed {
+    if free_pod_volumes(&input.node, uid(&input.pod)).await? {
         tracing::info!("the finished pod's volumes are torn down");
     }
     Ok(())

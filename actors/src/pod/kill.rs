@@ -90,13 +90,27 @@ pub async fn stop_failed_pod(
     grace: Option<Duration>,
 ) -> Result<(), PodError> {
     stop_pod(port, uid, Some(pod), grace).await?;
-    let (owned_node, owned_uid) = (node.clone(), uid.to_owned());
-    run_file_work(Reach::Host, "volume teardown", move || {
-        sergeant_host::volumes::teardown_pod_volumes(&owned_uid, &owned_node)
+    free_pod_volumes(node, uid).await?;
+    Ok(())
+}
+
+/// Tears down the volumes of the stopped pod `uid`, on the blocking pool (their size has no
+/// bound); the rest of its directory stays. Answers whether there were any: a pod whose
+/// volumes are gone costs one look at its directory.
+///
+/// # Errors
+/// The teardown failed, or did not finish; the caller retries.
+pub async fn free_pod_volumes(node: &NodeContext, uid: &str) -> Result<bool, PodError> {
+    let (node, uid) = (node.clone(), uid.to_owned());
+    let freed = run_file_work(Reach::Host, "volume teardown", move || {
+        if !sergeant_host::volumes::pod_volumes_exist(&uid, &node) {
+            return Ok(false);
+        }
+        sergeant_host::volumes::teardown_pod_volumes(&uid, &node).map(|()| true)
     })
     .await
     .map_err(PodError::Unfinished)??;
-    Ok(())
+    Ok(freed)
 }
 
 /// Stops the pod `uid` without removing anything (see [`stop_observed`]). What the runtime
