@@ -102,18 +102,18 @@ fn requests_in(
     counts
 }
 
-/// The names of the pods labelled `bench=<label>` and whether each is Running.
-fn pods_running(cluster: &Cluster, label: &str) -> (usize, usize) {
+/// How many of the pods labelled `bench=<label>` are Running.
+fn pods_running(cluster: &Cluster, label: &str) -> usize {
     let listed = cluster.get_json(&["pods", "-n", "default", "-l", &format!("bench={label}")]);
-    let items = listed
+    listed
         .as_ref()
-        .and_then(|l| l["items"].as_array().cloned())
-        .unwrap_or_default();
-    let running = items
-        .iter()
-        .filter(|p| p["status"]["phase"] == "Running")
-        .count();
-    (items.len(), running)
+        .and_then(|l| l["items"].as_array())
+        .map_or(0, |items| {
+            items
+                .iter()
+                .filter(|p| p["status"]["phase"] == "Running")
+                .count()
+        })
 }
 
 /// Creates the round's pods bound to `node` and waits until all run; `Err` says how many did.
@@ -130,7 +130,7 @@ fn run_pods(cluster: &Cluster, node: &str, label: &str) -> Result<Duration, Stri
     let start = Instant::now();
     cluster.apply(&pods);
     loop {
-        let (_, running) = pods_running(cluster, label);
+        let running = pods_running(cluster, label);
         if running == PODS {
             return Ok(start.elapsed());
         }
