@@ -22,8 +22,10 @@ pub fn changed(running: &Arc<Pod>, desired: &Arc<Pod>) -> bool {
         || gate_conditions(running) != gate_conditions(desired)
 }
 
-/// The conditions of `pod`'s status whose types are its readiness gates, in status order.
-fn gate_conditions(pod: &Pod) -> Vec<&PodCondition> {
+/// The conditions of `pod`'s status whose types are its readiness gates, in status order
+/// (none for a pod without gates): what another client sets and the pod's `Ready` waits on.
+#[must_use]
+pub fn gate_conditions(pod: &Pod) -> Vec<&PodCondition> {
     let gates: Vec<&str> = pod
         .spec
         .iter()

@@ -5,6 +5,7 @@ use std::time::SystemTime;
 
 use sergeant_messages::pods::core::{Pod, PodStatus};
 
+use sergeant_core::pod_update::gate_conditions;
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::spec::NodeContext;
 use sergeant_core::status::{api_time, compute, Knowledge, Observed};
@@ -33,11 +34,7 @@ pub fn status(
     };
     let knowledge = Knowledge {
         host_ips: node.node_ip.iter().map(ToString::to_string).collect(),
-        api_conditions: pod
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.clone())
-            .unwrap_or_default(),
+        api_conditions: gate_conditions(pod).into_iter().cloned().collect(),
         ..known
     };
     with_status(pod, previous, &observed, &knowledge)

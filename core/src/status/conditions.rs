@@ -28,7 +28,7 @@ pub(super) struct Facts<'a> {
     pub not_ready: Vec<&'a str>,
     /// The condition types of the pod's readiness gates, in spec order.
     pub readiness_gates: Vec<&'a str>,
-    /// The pod's conditions in the API server, where other clients set the gates' conditions.
+    /// The gates' conditions in the API server, set by other clients.
     pub api_conditions: &'a [PodCondition],
     /// The pod's phase.
     pub phase: &'static str,

@@ -81,9 +81,10 @@ pub struct Knowledge {
     pub host_ips: Vec<String>,
     /// The time that stamps conditions whose status changed; `None` means the wall clock.
     pub now: Option<Time>,
-    /// The pod's conditions as the API server holds them, where other clients set theirs (a
-    /// readiness gate's condition, through the status subresource): `Ready` waits on the
-    /// gates' conditions found here (or, failing that, in the previous status).
+    /// The pod's readiness gates' conditions as the API server holds them (other clients set
+    /// them, through the status subresource; see [`crate::pod_update::gate_conditions`]):
+    /// `Ready` waits on the gates' conditions found here (or, failing that, in the previous
+    /// status).
     pub api_conditions: Vec<PodCondition>,
 }
 
