@@ -173,7 +173,6 @@ userNamespaces:
 /// The settings of [`FULL`] sergeant accepts without upstream's effect: each is warned about.
 const WARNED: &[&str] = &[
     "eventRecordQPS",
-    "podCIDR",
     "contentType",
     "featureGates.InPlacePodVerticalScalingExclusiveCPUs",
     "logging.options",

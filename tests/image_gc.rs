@@ -27,9 +27,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
+use common::instance::Instance;
 use common::managed::Managed;
 use common::node::{phase, sleeper, Node, SHELL};
 use common::runtime::Runtime;
@@ -45,14 +45,11 @@ const GRPC_HEALTH: &str = "127.0.0.1:5000/sergeant/grpc-health:1.0";
 /// How long the agent may take to see a change of the runtime (its detection period is 10 s).
 const SEEN: Duration = Duration::from_secs(30);
 
-fn node_env() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/node-env/node-env.sh")
-}
-
 /// A private containerd whose root (content store and snapshots) is a tmpfs; stopped,
 /// unmounted and removed when dropped.
 struct SmallRuntime {
-    instance: &'static str,
+    /// `None` until `up` succeeds; stopped before the tmpfs is unmounted.
+    instance: Option<Instance>,
     endpoint: String,
     root: PathBuf,
 }
@@ -76,24 +73,13 @@ impl SmallRuntime {
         .expect("a tmpfs mounted on the instance root (needs root)");
         // From here on, dropping it unmounts the tmpfs even when `up` fails.
         let mut runtime = Self {
-            instance,
+            instance: None,
             endpoint: String::new(),
             root,
         };
-        let out = Command::new("bash")
-            .arg(node_env())
-            .args(["up", "--instance", instance])
-            .output()
-            .expect("node-env.sh runs");
-        assert!(
-            out.status.success(),
-            "node-env.sh up failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        runtime.endpoint = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix("CONTAINERD_ENDPOINT=").map(str::to_owned))
-            .expect("node-env.sh prints CONTAINERD_ENDPOINT");
+        let instance = Instance::up(instance, &[]);
+        runtime.endpoint = instance.endpoint().to_owned();
+        runtime.instance = Some(instance);
         runtime
     }
 
@@ -107,10 +93,7 @@ impl SmallRuntime {
 
 impl Drop for SmallRuntime {
     fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .arg(node_env())
-            .args(["down", "--instance", self.instance])
-            .status();
+        drop(self.instance.take());
         let _ = umount2(&self.root, MntFlags::MNT_DETACH);
     }
 }

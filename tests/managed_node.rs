@@ -8,10 +8,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use common::cluster::Cluster;
+use common::instance::Instance;
 use common::relay::Relay;
 use common::{tree_node, wait_for, Agent, TestConfig};
 use serde_json::Value;
@@ -444,49 +444,23 @@ fn node_restriction_keeps_a_node_to_its_own_status() {
     );
 }
 
-/// `node-env.sh` on a private containerd instance.
-fn node_env(action: &str, instance: &str) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/node-env/node-env.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .args([action, "--instance", instance])
-        .output()
-        .expect("node-env.sh runs");
-    assert!(
-        out.status.success(),
-        "node-env.sh {action} --instance {instance}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Stops the private containerd instance when the test ends, however it ends.
-struct Instance(&'static str);
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = std::panic::catch_unwind(|| node_env("down", self.0));
-    }
-}
-
 #[test]
 fn a_runtime_that_goes_away_makes_the_node_not_ready_until_it_returns() {
-    let instance = Instance("ns");
-    let env = node_env("up", instance.0);
-    let endpoint = env
-        .lines()
-        .find_map(|l| l.strip_prefix("CONTAINERD_ENDPOINT="))
-        .expect("node-env.sh prints the endpoint")
-        .to_owned();
-    let node = ManagedNode::start("runtime", &endpoint, "nodeStatusUpdateFrequency: 2s\n", &[]);
+    let instance = Instance::up("ns", &[]);
+    let node = ManagedNode::start(
+        "runtime",
+        instance.endpoint(),
+        "nodeStatusUpdateFrequency: 2s\n",
+        &[],
+    );
     node.wait_ready("True", "kubelet is posting ready status");
-    node_env("down", instance.0);
+    instance.stop();
     let down = node.wait_ready("False", "container runtime is down");
     assert_eq!(
         condition(&down, "Ready").unwrap()["reason"],
         "KubeletNotReady"
     );
-    node_env("up", instance.0);
+    instance.restart();
     node.wait_ready("True", "kubelet is posting ready status");
 }
 

@@ -106,6 +106,8 @@ const LIVE: &[(&str, Owner)] = &[
     ("imageServiceEndpoint", Owner::RuntimeAdapter),
     ("runtimeRequestTimeout", Owner::RuntimeAdapter),
     ("sergeant.runtimeAdapter", Owner::RuntimeAdapter),
+    // Handed to the runtime again (CRI UpdateRuntimeConfig) unless the Node names its own.
+    ("podCIDR", Owner::RuntimeAdapter),
     ("maxPods", Owner::PodManager),
     // Read by admission (allocatable memory) at every pod it admits.
     ("evictionHard", Owner::PodManager),

@@ -599,15 +599,6 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Result<Vec<Notice>, Viol
                 .to_owned(),
         ));
     }
-    if config.pod_cidr.is_some() {
-        notices.push(Notice::new(
-            "podCIDR",
-            "is not handed to the runtime (upstream's UpdateRuntimeConfig): containerd's CNI \
-             configuration decides pod addresses; with an API server, upstream also takes the \
-             Node's spec.podCIDR instead"
-                .to_owned(),
-        ));
-    }
     if !config.shutdown_grace_period.is_zero() {
         notices.push(Notice::new(
             "shutdownGracePeriod",

@@ -127,6 +127,7 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Check {
     image_pulls(config)?;
     shutdown(config)?;
     node_allocatable(config)?;
+    pod_cidr(config)?;
     for (i, pattern) in config.allowed_unsafe_sysctls.iter().enumerate() {
         crate::sysctl::SysctlPattern::parse(pattern).map_err(|reason| {
             Violation::at("allowedUnsafeSysctls", format!("entry {}: {reason}", i + 1))
@@ -180,6 +181,41 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Check {
         }
     }
     Ok(())
+}
+
+/// `podCIDR`: one CIDR, or an IPv4 and an IPv6 one separated by a comma (dual stack), as the
+/// runtime is handed it (CRI `UpdateRuntimeConfig`).
+fn pod_cidr(config: &KubeletConfiguration) -> Check {
+    let Some(value) = config.pod_cidr.as_deref().filter(|v| !v.is_empty()) else {
+        return Ok(());
+    };
+    let mut ipv6 = Vec::new();
+    for range in value.split(',').map(str::trim) {
+        ipv6.push(cidr_family(range).map_err(|reason| {
+            Violation::at("podCIDR", format!("{range:?} is not a CIDR: {reason}"))
+        })?);
+    }
+    let dual_stack = matches!(ipv6.as_slice(), [a, b] if a != b);
+    require(ipv6.len() == 1 || dual_stack, "podCIDR", || {
+        format!("{value:?} must be one CIDR, or an IPv4 and an IPv6 CIDR separated by a comma")
+    })
+}
+
+/// Whether `range` (`10.244.0.0/24`, `fd00::/64`) is an IPv6 CIDR.
+fn cidr_family(range: &str) -> Result<bool, String> {
+    let (address, prefix) = range
+        .split_once('/')
+        .ok_or_else(|| "no prefix length (/N)".to_string())?;
+    let address: std::net::IpAddr = address
+        .parse()
+        .map_err(|_| format!("{address:?} is not an IP address"))?;
+    let max = if address.is_ipv6() { 128 } else { 32 };
+    prefix
+        .parse::<u8>()
+        .ok()
+        .filter(|p| *p <= max)
+        .ok_or_else(|| format!("the prefix length must be 0 to {max}"))?;
+    Ok(address.is_ipv6())
 }
 
 fn image_gc(config: &KubeletConfiguration) -> Check {

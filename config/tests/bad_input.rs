@@ -422,3 +422,30 @@ fn an_unsafe_sysctl_pattern_of_the_whole_node_is_named() {
         "{text}"
     );
 }
+
+#[test]
+fn a_malformed_pod_cidr_is_named() {
+    for (value, reason) in [
+        ("10.244.7.0", "\"10.244.7.0\" is not a CIDR: no prefix length (/N)"),
+        ("10.244.7/24", "\"10.244.7/24\" is not a CIDR: \"10.244.7\" is not an IP address"),
+        ("fd00::/129", "\"fd00::/129\" is not a CIDR: the prefix length must be 0 to 128"),
+        (
+            "10.244.7.0/24,10.244.8.0/24",
+            "\"10.244.7.0/24,10.244.8.0/24\" must be one CIDR, or an IPv4 and an IPv6 CIDR separated by a comma",
+        ),
+    ] {
+        let text = error(&format!("{HEAD}podCIDR: {value:?}\n")).to_string();
+        assert!(text.starts_with("deploy/x.yaml:3"), "{text}");
+        assert!(text.contains(&format!("podCIDR: {reason}")), "{value}: {text}");
+    }
+}
+
+#[test]
+fn a_dual_stack_pod_cidr_is_accepted() {
+    let text = format!("{HEAD}podCIDR: 10.244.7.0/24,fd00:7::/64\n");
+    let config = NodeConfig::parse(&text, FILE, &FlagOverrides::default()).expect("accepted");
+    assert_eq!(
+        config.kubelet.pod_cidr.as_deref(),
+        Some("10.244.7.0/24,fd00:7::/64")
+    );
+}

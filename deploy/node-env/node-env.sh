@@ -27,7 +27,7 @@
 # Usage (as root):
 #   node-env.sh install                                  install the Debian packages needed
 #   node-env.sh up     [--instance NAME] [--index N] [--run-dir DIR]
-#                      [--registry ADDR --sandbox-image REF]
+#                      [--registry ADDR --sandbox-image REF] [--cni-from-pod-cidr]
 #   node-env.sh down   [--instance NAME | --all]   [--run-dir DIR]
 #   node-env.sh status [--run-dir DIR]
 #   node-env.sh env    [--instance NAME] [--run-dir DIR]   print the env of a running instance
@@ -48,6 +48,12 @@
 # nor fills the registries on 127.0.0.1:5000/5001, the instance's certs.d names ADDR only, and
 # containerd's sandbox image is `--sandbox-image REF` (required with --registry, since the
 # default pause image lives on :5000).
+#
+# `--cni-from-pod-cidr` gives the instance no CNI network of its own: containerd renders one
+# from a template (its `conf_template`, the instance's bridge with host-local addresses) into
+# CNI_CONF_DIR/10-containerd-net.conflist once a kubelet hands it the node's pod CIDR (CRI
+# UpdateRuntimeConfig); until then the runtime reports NetworkReady=false and POD_SUBNET is
+# empty. Removing the rendered file makes containerd render the next CIDR it is handed.
 #
 # `up` and `down` are idempotent. `down` kills every container of the instance, stops its
 # containerd and shims, unmounts everything under its directory (container rootfs, pod
@@ -85,6 +91,8 @@ ALL_INSTANCES=false
 # --registry / --sandbox-image: the caller's registry and pause image ("" = the shared ones).
 OWN_REGISTRY=""
 SANDBOX_IMAGE=""
+# --cni-from-pod-cidr: containerd renders the CNI network from the kubelet's pod CIDR.
+CNI_FROM_POD_CIDR=false
 
 # ---------------------------------------------------------------------------------------
 # small helpers
@@ -769,15 +777,32 @@ disabled_plugins = [
       bin_dir = "$CNI_BIN_DIR"
       conf_dir = "$dir/cni/net.d"
       max_conf_num = 1
+$(if [[ -f $dir/cni/template.conflist ]]; then echo "      conf_template = \"$dir/cni/template.conflist\""; fi)
 
     [plugins."io.containerd.grpc.v1.cri".registry]
       config_path = "$dir/certs.d"
 EOF
 }
 
+# write_cni_conflist NAME INDEX [template]: the instance's CNI network: its bridge, host-local
+# addresses from its subnet. With "template", the file containerd renders once it is handed
+# the pod CIDR (its conf_template; Go template fields .PodCIDRRanges and .Routes) instead;
+# forceAddress then lets the bridge take the gateway of a new range after the rendered file
+# was removed.
 write_cni_conflist() {
-	local name=$1 index=$2 dir
+	local name=$1 index=$2 mode=${3:-} dir ranges routes force=""
 	dir=$(instance_dir "$name")
+	if [[ $mode == template ]]; then
+		# shellcheck disable=SC2016 # Go template variables, not shell ones
+		ranges='{{range $i, $range := .PodCIDRRanges}}{{if $i}}, {{end}}[{ "subnet": "{{$range}}" }]{{end}}'
+		# shellcheck disable=SC2016
+		routes='{{range $i, $route := .Routes}}{{if $i}}, {{end}}{ "dst": "{{$route}}" }{{end}}'
+		force='
+      "forceAddress": true,'
+	else
+		ranges="[{ \"subnet\": \"$(subnet_of_index "$index")\" }]"
+		routes='{ "dst": "0.0.0.0/0" }'
+	fi
 	cat <<EOF
 {
   "cniVersion": "1.0.0",
@@ -786,13 +811,13 @@ write_cni_conflist() {
     {
       "type": "bridge",
       "bridge": "$(bridge_of_index "$index")",
-      "isGateway": true,
+      "isGateway": true,$force
       "ipMasq": false,
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{ "subnet": "$(subnet_of_index "$index")" }]],
-        "routes": [{ "dst": "0.0.0.0/0" }],
+        "ranges": [$ranges],
+        "routes": [$routes],
         "dataDir": "$dir/cni/ipam"
       }
     },
@@ -828,7 +853,13 @@ write_instance_files() {
 	dir=$(instance_dir "$name")
 	mkdir -p "$dir"/{root,state,runc,opt,cni/net.d,cni/ipam} "$RUN_DIR/logs"
 	echo "$index" >"$dir/index"
-	write_cni_conflist "$name" "$index" >"$dir/cni/net.d/10-sergeant.conflist"
+	if [[ $CNI_FROM_POD_CIDR == true ]]; then
+		rm -f "$dir/cni/net.d/10-sergeant.conflist"
+		write_cni_conflist "$name" "$index" template >"$dir/cni/template.conflist"
+	else
+		rm -f "$dir/cni/template.conflist" "$dir/cni/net.d/10-containerd-net.conflist"
+		write_cni_conflist "$name" "$index" >"$dir/cni/net.d/10-sergeant.conflist"
+	fi
 	rm -rf "$dir/certs.d"
 	for addr in $(instance_registries); do
 		mkdir -p "$dir/certs.d/$addr"
@@ -1065,7 +1096,8 @@ delete_bridge() {
 }
 
 instance_env() {
-	local name=$1 index sock
+	local name=$1 index sock dir
+	dir=$(instance_dir "$name")
 	index=$(instance_index "$name")
 	sock=$(instance_socket "$name")
 	printf '%s=%q\n' \
@@ -1079,7 +1111,8 @@ instance_env() {
 		AUTH_IMAGE "$AUTH_IMAGE" \
 		PAUSE_IMAGE "${SANDBOX_IMAGE:-$PAUSE_IMAGE}" \
 		CNI_BRIDGE "$(bridge_of_index "$index")" \
-		POD_SUBNET "$(subnet_of_index "$index")" \
+		CNI_CONF_DIR "$dir/cni/net.d" \
+		POD_SUBNET "$(if [[ ! -f $dir/cni/template.conflist ]]; then subnet_of_index "$index"; fi)" \
 		SERGEANT_NODE_INSTANCE "$name" \
 		SERGEANT_RUN_DIR "$RUN_DIR" \
 		CONTAINERD_LOG "$(instance_log "$name")"
@@ -1175,6 +1208,10 @@ parse_args() {
 		--sandbox-image)
 			SANDBOX_IMAGE=${2:?--sandbox-image needs an image reference}
 			shift 2
+			;;
+		--cni-from-pod-cidr)
+			CNI_FROM_POD_CIDR=true
+			shift
 			;;
 		*) die "unknown option '$1' (see the header of $0)" ;;
 		esac

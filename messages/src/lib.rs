@@ -6,6 +6,7 @@
 //! runtime port every adapter answers.
 
 pub mod container_events;
+pub mod pod_cidr;
 pub mod pods;
 pub mod runtime;
 pub mod runtime_error;

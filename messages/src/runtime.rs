@@ -129,4 +129,5 @@ runtime_operations! {
     PortForward: PortForwardRequest => PortForwardResponse, "port_forward";
     ListContainerStats: ListContainerStatsRequest => ListContainerStatsResponse, "list_container_stats";
     ImageFsInfo: ImageFsInfoRequest => ImageFsInfoResponse, "image_fs_info";
+    UpdateRuntimeConfig: UpdateRuntimeConfigRequest => UpdateRuntimeConfigResponse, "update_runtime_config";
 }

@@ -14,6 +14,7 @@ use nix::unistd::Pid;
 
 pub mod apiserver;
 pub mod cluster;
+pub mod instance;
 pub mod managed;
 pub mod node;
 pub mod relay;

@@ -225,6 +225,9 @@ impl NodeStatus {
             self.reported = Some(outcome.not_ready);
             if let Some(managed) = &self.managed {
                 managed.objects.set_node_ttl(outcome.object_ttl);
+                if !outcome.pod_cidrs.is_empty() {
+                    managed.port.node_pod_cidrs(outcome.pod_cidrs);
+                }
             }
             self.node_uid = outcome.node_uid;
             self.runtime_version = outcome.runtime_version;

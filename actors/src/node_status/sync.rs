@@ -56,6 +56,8 @@ pub struct Outcome {
     /// How long config maps and secrets may be cached, as the Node's TTL annotation says
     /// (read by the `Cache` strategy).
     pub object_ttl: Option<Duration>,
+    /// The Node's `spec.podCIDRs` (or its single `spec.podCIDR`); empty when unassigned.
+    pub pod_cidrs: Vec<String>,
 }
 
 /// What a round wrote to the API server.
@@ -110,12 +112,26 @@ pub async fn run(round: Round) -> Result<Outcome, ApiCallError> {
         }
     };
     Ok(Outcome {
+        pod_cidrs: pod_cidrs(&node),
         node_uid: node.metadata.uid,
         action,
         runtime_version: runtime.version,
         not_ready: not_ready_reason(&runtime.health),
         object_ttl: node_ttl(node.metadata.annotations.as_ref()),
     })
+}
+
+/// The pod CIDRs the control plane assigned: `spec.podCIDRs`, or `spec.podCIDR` from an API
+/// server that fills only that.
+fn pod_cidrs(node: &Node) -> Vec<String> {
+    let Some(spec) = &node.spec else {
+        return Vec::new();
+    };
+    match (&spec.pod_cidrs, &spec.pod_cidr) {
+        (Some(cidrs), _) if !cidrs.is_empty() => cidrs.clone(),
+        (_, Some(cidr)) if !cidr.is_empty() => vec![cidr.clone()],
+        _ => Vec::new(),
+    }
 }
 
 /// The runtime's version (`containerd://1.6.20`) and images; what cannot be read is left as

@@ -25,6 +25,7 @@ use actix::{
     WrapFuture,
 };
 use sergeant_config::NodeConfig;
+use sergeant_core::cni::pod_cidr::PodCidr;
 use sergeant_core::node_status::facts::RuntimeHealth;
 use sergeant_core::rate::TokenBucket;
 use sergeant_messages::container_events::SubscribeContainerEvents;
@@ -84,6 +85,8 @@ pub struct RuntimeAdapter {
     pub(super) in_service: watch::Sender<u64>,
     /// The backend that last answered a subscription `Unimplemented`.
     pub(super) events_refused_by: Option<u64>,
+    /// The pod CIDR the runtime should have and which adapter was told (see `pod_cidr.rs`).
+    pub(super) pod_cidr: PodCidr,
 }
 
 impl RuntimeAdapter {
@@ -111,7 +114,13 @@ impl RuntimeAdapter {
             pull_rate: None,
             in_service: watch::Sender::new(0),
             events_refused_by: None,
+            pod_cidr: PodCidr::default(),
         }
+    }
+
+    /// The backend in service and its runtime port; `None` when no backend is in service.
+    pub(super) fn in_service_port(&self) -> Option<(u64, Recipient<RuntimeCall>)> {
+        self.active.as_ref().map(|b| (b.id, b.recipient.clone()))
     }
 
     /// The backend in service and where to subscribe to its events (`None` when it streams
@@ -166,7 +175,7 @@ impl RuntimeAdapter {
         }
     }
 
-    fn show_status(&self) {
+    pub(super) fn show_status(&self) {
         let Some(active) = &self.active else {
             return self.env.set_status("no runtime adapter in service");
         };
@@ -176,6 +185,9 @@ impl RuntimeAdapter {
             status.push_str(&format!(" ({})", health.runtime_version));
         } else {
             status.push_str(&format!(" (unavailable: {})", health.message));
+        }
+        if let Some(cidr) = self.pod_cidr.handed() {
+            status.push_str(&format!("; pod CIDR {cidr}"));
         }
         if let Some((_, spec)) = &self.candidate {
             status.push_str(&format!("; switching to {spec}"));
@@ -250,6 +262,7 @@ impl RuntimeAdapter {
                     self.retire(old);
                 }
                 self.serve(backend);
+                self.hand_pod_cidr(ctx);
                 self.polls.poll_now(ctx);
             }
             Ok(_) => stop_backend(&mut backend),
@@ -362,6 +375,7 @@ impl Actor for RuntimeAdapter {
         );
         self.pulls = pull_gate(&self.config.borrow().active);
         self.pull_rate = pull_rate(&self.config.borrow().active);
+        self.pod_cidr = PodCidr::new(self.config.borrow().active.kubelet.pod_cidr.as_deref());
         let spec = self.desired();
         match self.launch(&spec, ctx) {
             Ok(backend) => self.serve(backend),
@@ -382,6 +396,7 @@ impl Actor for RuntimeAdapter {
             }
             .into_actor(self),
         );
+        self.hand_pod_cidr(ctx);
         self.polls.poll_now(ctx);
         self.show_status();
     }
@@ -398,6 +413,9 @@ impl Handler<ConfigChanged> for RuntimeAdapter {
     type Result = ();
 
     fn handle(&mut self, _: ConfigChanged, ctx: &mut Context<Self>) {
+        let configured = self.config.borrow().active.kubelet.pod_cidr.clone();
+        self.pod_cidr.configure(configured.as_deref());
+        self.hand_pod_cidr(ctx);
         self.reconsider(ctx);
     }
 }
@@ -472,6 +490,9 @@ impl Handler<health::Poll> for RuntimeAdapter {
         Box::pin(probe.into_actor(self).map(|health, act, ctx| {
             let reachable = health.reachable;
             act.health.send_replace(health);
+            if reachable {
+                act.hand_pod_cidr(ctx);
+            }
             act.show_status();
             act.polls.schedule_next(ctx, reachable);
         }))

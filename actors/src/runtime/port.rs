@@ -6,6 +6,7 @@ use actix::Recipient;
 use sergeant_messages::container_events::{
     ContainerEventStream, SubscribeContainerEvents, WaitForAdapterSwap, OPERATION,
 };
+use sergeant_messages::pod_cidr::NodePodCidrs;
 use sergeant_messages::runtime::{RuntimeCall, RuntimeOperation};
 use sergeant_messages::runtime_error::RuntimeError;
 
@@ -66,6 +67,17 @@ impl RuntimePort {
             message,
         })??;
         R::from_response(answer)
+    }
+
+    /// Tells the runtime-adapter actor the Node's `spec.podCIDRs`, for it to hand them to the
+    /// runtime when the runtime does not have them yet. Nothing waits: when the actor is
+    /// restarting, the next status round tells it again; a port on one adapter drops it.
+    pub fn node_pod_cidrs(&self, cidrs: Vec<String>) {
+        if let Target::Adapter(adapter) = &self.target {
+            if let Err(err) = adapter.tell(NodePodCidrs(cidrs)) {
+                tracing::debug!("pod CIDRs not passed on this round: {err}");
+            }
+        }
     }
 
     /// Subscribes to the container events of the adapter in service. The stream ends with

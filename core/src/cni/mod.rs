@@ -2,8 +2,10 @@
 //! (the reading is the caller's): which file the runtime will load ([`chosen_file`], as
 //! containerd picks it) and whether it is usable ([`NetworkReadiness`]). The checks of the
 //! Windows plugins are in [`windows`]; a CNI adapter actor reads the directory and reports the
-//! verdict as the node's `NetworkReady`.
+//! verdict as the node's `NetworkReady`. The pod CIDR the runtime is told is kept by
+//! [`pod_cidr`].
 
+pub mod pod_cidr;
 pub mod windows;
 
 mod json;

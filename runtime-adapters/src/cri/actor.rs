@@ -159,5 +159,14 @@ async fn dispatch(
             Rs::ListContainerStats(cri::ListContainerStatsResponse { stats })
         }
         Rq::ImageFsInfo(_) => Rs::ImageFsInfo(client.image_fs_info().await?),
+        Rq::UpdateRuntimeConfig(r) => {
+            let pod_cidr = r
+                .runtime_config
+                .and_then(|c| c.network_config)
+                .map(|n| n.pod_cidr)
+                .unwrap_or_default();
+            client.update_runtime_config(&pod_cidr).await?;
+            Rs::UpdateRuntimeConfig(cri::UpdateRuntimeConfigResponse {})
+        }
     })
 }

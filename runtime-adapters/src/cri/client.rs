@@ -710,6 +710,33 @@ impl CriClient {
         .await
     }
 
+    /// Hands the runtime the node's pod CIDR (comma-separated for dual stack), as upstream's
+    /// kubelet does at start and whenever the Node's `spec.podCIDRs` changes; a runtime that
+    /// renders its CNI configuration from a template (containerd's `conf_template`) needs it
+    /// before pods get a network.
+    ///
+    /// # Errors
+    ///
+    /// [`CriError`] from the runtime.
+    pub async fn update_runtime_config(&self, pod_cidr: &str) -> Result<(), CriError> {
+        let mut rt = self.runtime.clone();
+        let message = k8s_cri::v1::UpdateRuntimeConfigRequest {
+            runtime_config: Some(k8s_cri::v1::RuntimeConfig {
+                network_config: Some(k8s_cri::v1::NetworkConfig {
+                    pod_cidr: pod_cidr.to_owned(),
+                }),
+            }),
+        };
+        call(
+            Operation::UpdateRuntimeConfig,
+            self.cheap_call_timeout(),
+            message,
+            |r| async move { rt.update_runtime_config(r).await },
+        )
+        .await?;
+        Ok(())
+    }
+
     /// Opens the runtime's container event stream (evented PLEG). It has no deadline: a
     /// runtime that refuses the call answers at once, but one that accepts it may not answer
     /// before its first event, so the caller bounds the wait as it sees fit. The stream lives

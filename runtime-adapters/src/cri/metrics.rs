@@ -73,13 +73,15 @@ pub enum Operation {
     ListContainerStats,
     /// `ImageFsInfo`: the image filesystem's usage, for `/stats/summary`.
     ImageFsInfo,
+    /// `UpdateRuntimeConfig`: the node's pod CIDR, handed to the runtime.
+    UpdateRuntimeConfig,
     /// `GetContainerEvents` (a server stream).
     GetContainerEvents,
 }
 
 impl Operation {
     /// Every operation, for describing or pre-registering the metric series.
-    pub const ALL: [Operation; 26] = [
+    pub const ALL: [Operation; 27] = [
         Self::Version,
         Self::Status,
         Self::RunPodSandbox,
@@ -105,6 +107,7 @@ impl Operation {
         Self::PortForward,
         Self::ListContainerStats,
         Self::ImageFsInfo,
+        Self::UpdateRuntimeConfig,
         Self::GetContainerEvents,
     ];
 
@@ -137,6 +140,7 @@ impl Operation {
             Self::PortForward => "port_forward",
             Self::ListContainerStats => "list_container_stats",
             Self::ImageFsInfo => "image_fs_info",
+            Self::UpdateRuntimeConfig => "update_runtime_config",
             Self::GetContainerEvents => "get_container_events",
         }
     }

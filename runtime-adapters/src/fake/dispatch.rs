@@ -51,6 +51,9 @@ impl FakeRuntime {
             Rq::ReopenContainerLog(rq) => Rs::ReopenContainerLog(self.reopen_container_log(&rq)?),
             Rq::ListContainerStats(rq) => Rs::ListContainerStats(self.list_container_stats(&rq)),
             Rq::ImageFsInfo(_) => Rs::ImageFsInfo(self.image_fs_info()),
+            Rq::UpdateRuntimeConfig(rq) => {
+                Rs::UpdateRuntimeConfig(self.update_runtime_config(&rq)?)
+            }
             Rq::Exec(_) | Rq::Attach(_) | Rq::PortForward(_) => {
                 return Err(RuntimeError::Unimplemented {
                     operation: request_operation,

@@ -9,6 +9,7 @@ use sergeant_messages::runtime_error::RuntimeError;
 
 use super::errors::{already_exists, exhausted, invalid_argument, not_found};
 use super::events::Kind;
+use super::ipam::Ipv4Network;
 use super::labels;
 use super::FakeRuntime;
 
@@ -141,12 +142,16 @@ impl FakeRuntime {
             ));
         }
         let namespaces = namespace_options(&config);
-        let ip = if namespaces.network == cri::NamespaceMode::Node as i32 {
-            None
-        } else {
-            let ip = self.ips.allocate();
-            Some(ip.ok_or_else(|| exhausted(operation, "no free pod IP left in 10.244.0.0/16"))?)
-        };
+        let ip =
+            if namespaces.network == cri::NamespaceMode::Node as i32 {
+                None
+            } else {
+                let ip = self.ips.allocate();
+                let network = self.ips.network();
+                Some(ip.ok_or_else(|| {
+                    exhausted(operation, format!("no free pod IP left in {network}"))
+                })?)
+            };
         let id = self.ids.next_id();
         let sandbox = Sandbox {
             metadata,
@@ -246,5 +251,25 @@ impl FakeRuntime {
             .map(|(id, sandbox)| sandbox.entry(id))
             .collect();
         cri::ListPodSandboxResponse { items }
+    }
+
+    /// `UpdateRuntimeConfig`: new pod IPs come from the node's pod CIDR (its first IPv4
+    /// range) from now on; an empty CIDR changes nothing, as with containerd.
+    pub(super) fn update_runtime_config(
+        &mut self,
+        rq: &cri::UpdateRuntimeConfigRequest,
+    ) -> Result<cri::UpdateRuntimeConfigResponse, RuntimeError> {
+        let operation = cri::UpdateRuntimeConfigRequest::OPERATION;
+        let pod_cidr = rq
+            .runtime_config
+            .as_ref()
+            .and_then(|c| c.network_config.as_ref())
+            .map_or("", |n| n.pod_cidr.as_str());
+        if !pod_cidr.is_empty() {
+            let network =
+                Ipv4Network::first_of(pod_cidr).map_err(|err| invalid_argument(operation, err))?;
+            self.ips.set_network(network);
+        }
+        Ok(cri::UpdateRuntimeConfigResponse {})
     }
 }
