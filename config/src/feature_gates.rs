@@ -1,7 +1,9 @@
 //! The feature gates of Kubernetes v1.37.2 (the release the control plane is pinned to), as
 //! its kubelet knows them: name, default, maturity and whether the value is locked. The entry
 //! point is [`check`], which refuses what upstream refuses (an unknown name, a locked gate set
-//! against its lock) and says which accepted settings sergeant does not act on.
+//! against its lock) and says which accepted settings sergeant does not act on; [`enabled`]
+//! answers whether a gate is on for a configuration. The gates sergeant switches its behaviour
+//! by are [`SWITCHED`].
 //!
 //! The table was generated from the gate registry of k8s.io/kubernetes v1.37.2 (the kubelet's
 //! `DefaultFeatureGate`, logging gates included); it lists facts, not code.
@@ -372,6 +374,24 @@ const GATES: &[(&str, Setting, Stage, Lock)] = &[
     ("WorkloadWithJob", Off, Alpha, Open),
 ];
 
+/// The gates whose setting changes what sergeant does, each with what it switches; a setting
+/// of any other gate against its default is accepted with a warning.
+pub const SWITCHED: &[(&str, &str)] = &[(
+    "KubeletCrashLoopBackOffMax",
+    "off: crashLoopBackOff.maxContainerRestartPeriod may not be set, the back-off cap is 5m",
+)];
+
+/// Whether gate `name` is on: its setting in `gates`, else the release's default (an unknown
+/// name is off).
+#[must_use]
+pub fn enabled(gates: &BTreeMap<String, bool>, name: &str) -> bool {
+    gates.get(name).copied().unwrap_or_else(|| {
+        GATES
+            .binary_search_by(|(known, ..)| known.cmp(&name))
+            .is_ok_and(|index| GATES[index].1 == On)
+    })
+}
+
 /// Checks `gates` against the release's registry.
 ///
 /// # Errors
@@ -404,13 +424,16 @@ pub(crate) fn check(gates: &BTreeMap<String, bool>) -> Result<Vec<Notice>, Viola
                 ),
             ));
         }
-        // sergeant implements no gate yet: a gate at its default is what it does, any other
-        // setting is accepted as upstream accepts it, and said to have no effect.
+        if SWITCHED.iter().any(|(switched, _)| switched == name) {
+            continue;
+        }
+        // A gate at its default is what sergeant does; any other setting of a gate sergeant
+        // does not switch is accepted as upstream accepts it, and said to have no effect.
         notices.push(Notice::new(
             &path,
             format!(
-                "sergeant does not implement the {} gate {name}: it runs as with the default \
-                 ({default})",
+                "sergeant does not switch its behaviour by the {} gate {name}: it runs as \
+                 with the default ({default})",
                 stage_name(stage)
             ),
         ));
@@ -460,6 +483,30 @@ mod tests {
     fn a_locked_gate_set_against_its_lock_is_refused() {
         let error = check(&gates(&[("InPlacePodVerticalScaling", false)])).unwrap_err();
         assert!(error.reason.contains("locked to true"), "{}", error.reason);
+    }
+
+    #[test]
+    fn a_gate_is_on_as_set_else_as_its_default() {
+        let set = gates(&[("ContainerRestartRules", false), ("EventedPLEG", true)]);
+        assert!(!enabled(&set, "ContainerRestartRules"));
+        assert!(enabled(&set, "EventedPLEG"));
+        assert!(enabled(&set, "KubeletCrashLoopBackOffMax"), "default on");
+        assert!(!enabled(&set, "NoSuchGate"));
+    }
+
+    #[test]
+    fn a_switched_gate_set_against_its_default_is_quiet() {
+        for (name, _) in SWITCHED {
+            let index = GATES
+                .binary_search_by(|(known, ..)| known.cmp(name))
+                .expect("known");
+            let off_default = GATES[index].1 != On;
+            assert_eq!(
+                check(&gates(&[(name, off_default)])).unwrap(),
+                Vec::new(),
+                "{name}"
+            );
+        }
     }
 
     #[test]

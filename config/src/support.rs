@@ -12,7 +12,8 @@ use crate::duration::Duration;
 use crate::eviction::Signal;
 use crate::feature_gates;
 use crate::kubelet::{
-    AllocatableEnforcement, CgroupDriver, HairpinMode, KubeletConfiguration, ReservedResource,
+    AllocatableEnforcement, CgroupDriver, CrashLoopBackOff, HairpinMode, KubeletConfiguration,
+    ReservedResource,
 };
 use crate::validate::Violation;
 use crate::warning::Notice;
@@ -515,6 +516,25 @@ fn shown(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "the value".to_owned())
 }
 
+/// With `KubeletCrashLoopBackOffMax` off, upstream refuses
+/// `crashLoopBackOff.maxContainerRestartPeriod` and caps the back-off at 5m. A value of 5m (the
+/// default) cannot be told from an unset one here and is accepted: it is what the gate off does.
+fn crash_loop_back_off_max(config: &KubeletConfiguration) -> Result<(), Violation> {
+    let max = config.crash_loop_back_off.max_container_restart_period;
+    if config.feature_enabled("KubeletCrashLoopBackOffMax")
+        || max == CrashLoopBackOff::default().max_container_restart_period
+    {
+        return Ok(());
+    }
+    Err(Violation::at(
+        "crashLoopBackOff.maxContainerRestartPeriod",
+        format!(
+            "must not be set while the feature gate KubeletCrashLoopBackOffMax is off (as \
+             upstream): the back-off cap is then 5m0s, not {max}"
+        ),
+    ))
+}
+
 /// Checks the typed fields sergeant reads but cannot honour in every value.
 ///
 /// # Errors
@@ -562,6 +582,7 @@ pub(crate) fn kubelet(config: &KubeletConfiguration) -> Result<Vec<Notice>, Viol
         ));
     }
     let mut notices = feature_gates::check(&config.feature_gates)?;
+    crash_loop_back_off_max(config)?;
     let pods_enforced = config
         .enforce_node_allocatable
         .contains(&AllocatableEnforcement::Pods);

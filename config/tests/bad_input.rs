@@ -449,3 +449,19 @@ fn a_dual_stack_pod_cidr_is_accepted() {
         Some("10.244.7.0/24,fd00:7::/64")
     );
 }
+
+#[test]
+fn a_back_off_cap_is_refused_while_its_feature_gate_is_off() {
+    let text = error(&format!(
+        "{HEAD}featureGates:\n  KubeletCrashLoopBackOffMax: false\ncrashLoopBackOff:\n  maxContainerRestartPeriod: 10s\n"
+    ))
+    .to_string();
+    assert!(text.starts_with("deploy/x.yaml:6"), "{text}");
+    assert!(
+        text.contains("crashLoopBackOff.maxContainerRestartPeriod: must not be set while the feature gate KubeletCrashLoopBackOffMax is off"),
+        "{text}"
+    );
+    let gate_on = format!("{HEAD}crashLoopBackOff:\n  maxContainerRestartPeriod: 10s\n");
+    NodeConfig::parse(&gate_on, FILE, &FlagOverrides::default())
+        .expect("accepted with the gate on");
+}
