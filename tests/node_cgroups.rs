@@ -9,60 +9,14 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
+use common::cgroups::{cgroup_dir, number, read, CleanRoot};
 use common::node::{manifest, phase, Node, SHELL};
 use common::wait_for;
 
 /// How long a cgroup change may take to follow a pod change.
 const DEADLINE: Duration = Duration::from_secs(30);
-
-/// The directory of cgroup `path` in the v1 hierarchy of `controller`.
-fn cgroup_dir(controller: &str, path: &str) -> PathBuf {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
-    let mount = mountinfo
-        .lines()
-        .find_map(|line| {
-            let (before, after) = line.split_once(" - ")?;
-            let mut after = after.split(' ');
-            let (fs_type, _, options) = (after.next()?, after.next()?, after.next()?);
-            (fs_type == "cgroup" && options.split(',').any(|o| o == controller))
-                .then(|| before.split(' ').nth(4).map(PathBuf::from))?
-        })
-        .unwrap_or_else(|| panic!("no cgroup v1 hierarchy with {controller}"));
-    mount.join(path.trim_start_matches('/'))
-}
-
-fn read(controller: &str, path: &str, file: &str) -> String {
-    let file_path = cgroup_dir(controller, path).join(file);
-    std::fs::read_to_string(&file_path)
-        .unwrap_or_else(|e| panic!("{}: {e}", file_path.display()))
-        .trim()
-        .to_owned()
-}
-
-fn number(text: &str) -> i64 {
-    text.parse()
-        .unwrap_or_else(|_| panic!("{text:?} is not a number"))
-}
-
-/// Removes the test's cgroup root (and what is left under it) from every hierarchy once the
-/// agent is gone.
-struct CleanRoot(String);
-
-impl Drop for CleanRoot {
-    fn drop(&mut self) {
-        for controller in [
-            "cpu", "memory", "pids", "cpuset", "cpuacct", "blkio", "devices", "freezer",
-        ] {
-            let root = cgroup_dir(controller, &self.0);
-            for sub in ["kubepods/burstable", "kubepods/besteffort", "kubepods", ""] {
-                let _ = std::fs::remove_dir(root.join(sub));
-            }
-        }
-    }
-}
 
 fn pod(name: &str, resources: &str, extra: &str) -> String {
     manifest(

@@ -1,12 +1,13 @@
 //! `/stats/summary` on a standalone sergeant and the real containerd: the node section holds
 //! the kernel's numbers, a pod with a busy and an idle container shows both, the busy one
 //! using measurably more CPU, what a container logs shows within the pods' refresh period,
-//! and a pod's volumes with what they use.
+//! a pod's volumes with what they use, and the `pods` system container (the pods' cgroup).
 
 mod common;
 
 use std::time::Duration;
 
+use common::cgroups::{number, read, CleanRoot};
 use common::node::{manifest, phase, Node, POD_DEADLINE, SHELL};
 use common::wait_for;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -344,4 +345,56 @@ fn a_pods_volumes_are_listed_and_its_disk_volume_counts_as_ephemeral_storage() {
         ephemeral >= u64_at(&data, "/usedBytes"),
         "ephemeral storage counts the disk emptyDir: {ephemeral} in {entry:#}"
     );
+}
+
+#[test]
+fn the_pods_system_container_is_the_cgroup_the_pods_run_in() {
+    let root = format!("/sergeant-stats-{}", std::process::id());
+    let _clean = CleanRoot(root.clone());
+    let node = Node::start_with("stats-system", &format!("cgroupRoot: {root}\n"));
+    let kubepods = format!("{root}/kubepods");
+    let spec = format!(
+        "  containers:\n  - name: busy\n    image: {SHELL}\n    command: [sh, -c, 'while :; do :; done']\n"
+    );
+    node.write("spin.yaml", &manifest("spin", &spec));
+    node.wait_pod("spin", "running", |p| phase(p) == "Running");
+    let pods = |summary: &Value| {
+        summary["node"]["systemContainers"]
+            .as_array()
+            .and_then(|all| all.iter().find(|c| c["name"] == "pods"))
+            .cloned()
+    };
+    // Only the pod spins in kubepods: a rate of a tenth of a core is the pods' cgroup, not the
+    // node's.
+    let entry = wait_for(
+        "the pods' cgroup busy in the summary",
+        RATE_DEADLINE,
+        || {
+            pods(&summary(&node)).filter(|p| {
+                p["cpu"]["usageNanoCores"]
+                    .as_u64()
+                    .is_some_and(|rate| rate > BUSY_NANO_CORES)
+            })
+        },
+    );
+    let used = u64_at(&entry, "/cpu/usageCoreNanoSeconds");
+    let now = u64::try_from(number(&read("cpuacct", &kubepods, "cpuacct.usage"))).expect("usage");
+    assert!(
+        used > 0 && used <= now,
+        "summary {used} ns, cgroup now {now} ns"
+    );
+    let working_set = u64_at(&entry, "/memory/workingSetBytes");
+    assert!(working_set > 0 && working_set <= u64_at(&entry, "/memory/usageBytes"));
+    let limit =
+        u64::try_from(number(&read("memory", &kubepods, "memory.limit_in_bytes"))).expect("limit");
+    assert_eq!(
+        u64_at(&entry, "/memory/availableBytes") + working_set,
+        limit,
+        "available is kubepods' limit (the allocatable) less its working set"
+    );
+    let started: Time =
+        serde_json::from_value(entry["startTime"].clone()).expect("an RFC 3339 startTime");
+    let sampled: Time =
+        serde_json::from_value(entry["cpu"]["time"].clone()).expect("an RFC 3339 cpu.time");
+    assert!(started.0 <= sampled.0, "{started:?} after {sampled:?}");
 }

@@ -13,6 +13,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 pub mod apiserver;
+pub mod cgroups;
 pub mod cluster;
 pub mod instance;
 pub mod managed;

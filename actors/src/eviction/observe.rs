@@ -35,7 +35,8 @@ pub fn signals(sample: &Sample) -> Observations {
         );
     }
     if let Some(pods) = sample
-        .pods_memory
+        .pods
+        .and_then(|pods| pods.memory)
         .and_then(|m| allocatable_memory(m.limit_bytes, m.working_set_bytes))
     {
         observed.insert(Signal::AllocatableMemoryAvailable, pods);

@@ -17,9 +17,10 @@ pub use view::RuntimeView;
 
 use std::sync::Arc;
 
-use sergeant_host::cgroup::CgroupMemory;
+use sergeant_host::cgroup::{CgroupCpu, CgroupMemory};
 use sergeant_host::stats::node::NodeSample;
 use sergeant_host::stats::pods::Host;
+use sergeant_host::stats::Clock;
 use tokio::sync::watch;
 
 /// One reading of the node and its pods.
@@ -32,8 +33,20 @@ pub struct Sample {
     /// The host-side numbers, by sandbox id, and the filesystems of the writable layers and
     /// the image filesystem.
     pub host: Host,
-    /// The memory of the pods' cgroup (`kubepods`), when there is one and it could be read.
-    pub pods_memory: Option<CgroupMemory>,
+    /// The pods' cgroup (`kubepods`), when there is one.
+    pub pods: Option<PodsCgroup>,
+}
+
+/// The pods' cgroup as one sample read it: for `allocatableMemory.available` and the Summary
+/// API's `pods` system container. A part that could not be read is `None`.
+#[derive(Debug, Clone, Copy)]
+pub struct PodsCgroup {
+    /// When it was read.
+    pub clock: Clock,
+    /// Its memory.
+    pub memory: Option<CgroupMemory>,
+    /// Its CPU time.
+    pub cpu: Option<CgroupCpu>,
 }
 
 /// The latest sample or why it could not be taken; `None` before the first.

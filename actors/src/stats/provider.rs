@@ -22,7 +22,7 @@ use tracing::Instrument;
 use super::error::SampleError;
 use super::sandbox::{self, SandboxInfo};
 use super::view::RuntimeView;
-use super::{Latest, Sample};
+use super::{Latest, PodsCgroup, Sample};
 use crate::config_feed::ConfigState;
 use crate::runtime::RuntimePort;
 use sergeant_core::spec::{is_safe_path_component, pod_dir_in, pods_cgroup};
@@ -165,23 +165,29 @@ async fn take(
     refresh_infos(port, infos, &view.sandboxes).await;
     let targets = targets(&view, infos, &root_dir);
     let mountpoints = mountpoints(&view);
-    let (node, host, pods_memory) = tokio::task::spawn_blocking(move || {
+    let (node, host, pods) = tokio::task::spawn_blocking(move || {
         let node = node::sample(&root_dir)?;
-        let host = host::gather(&targets, &mountpoints, Clock::read());
-        let pods_memory = pods.and_then(|path| {
-            sergeant_host::cgroup::memory(&path)
+        let clock = Clock::read();
+        let host = host::gather(&targets, &mountpoints, clock);
+        let pods = pods.map(|path| PodsCgroup {
+            clock,
+            memory: sergeant_host::cgroup::memory(&path)
                 .inspect_err(|err| tracing::debug!("the pods' cgroup memory: {err}"))
                 .ok()
-                .flatten()
+                .flatten(),
+            cpu: sergeant_host::cgroup::cpu(&path)
+                .inspect_err(|err| tracing::debug!("the pods' cgroup CPU time: {err}"))
+                .ok()
+                .flatten(),
         });
-        Ok::<_, SampleError>((node, host, pods_memory))
+        Ok::<_, SampleError>((node, host, pods))
     })
     .await??;
     Ok(Sample {
         node,
         view,
         host,
-        pods_memory,
+        pods,
     })
 }
 

@@ -41,6 +41,9 @@ pub struct NodeStats {
     /// Process limits of the node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rlimit: Option<RlimitStats>,
+    /// The node's system containers: `pods`, the cgroup every pod runs under, when it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_containers: Option<Vec<ContainerStats>>,
 }
 
 /// The runtime's filesystems.
@@ -252,6 +255,8 @@ mod tests {
     const UPSTREAM: &str = r#"{
       "node": {
         "nodeName": "n1", "startTime": "2024-05-01T10:00:00Z",
+        "systemContainers": [{"name": "pods", "startTime": "2024-05-01T10:00:05Z",
+                              "memory": {"time": "2024-05-01T12:00:00Z", "workingSetBytes": 17}}],
         "cpu": {"time": "2024-05-01T12:00:00Z", "usageNanoCores": 12345, "usageCoreNanoSeconds": 999},
         "memory": {"time": "2024-05-01T12:00:00Z", "availableBytes": 1, "usageBytes": 2,
                    "workingSetBytes": 3, "rssBytes": 4, "pageFaults": 5, "majorPageFaults": 6},
@@ -282,6 +287,8 @@ mod tests {
             summary.node.rlimit.as_ref().unwrap().maxpid,
             Some(4_194_304)
         );
+        let system = summary.node.system_containers.as_ref().unwrap();
+        assert_eq!(system[0].name, "pods");
         let pod = &summary.pods[0];
         assert_eq!(pod.pod_ref.uid, "u-1");
         assert_eq!(pod.ephemeral_storage.as_ref().unwrap().used_bytes, Some(15));

@@ -128,14 +128,27 @@ pub fn pod_processes(path: &str) -> Option<u64> {
     node(path).ok()?.processes(path)
 }
 
-/// A cgroup's memory as cAdvisor reads it for the Summary API's `pods` container: its limit
-/// and its working set (usage less inactive file pages).
+/// A cgroup's memory as cAdvisor reads it for the Summary API's `pods` container: its limit,
+/// its usage and its working set (usage less inactive file pages).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CgroupMemory {
     /// The memory limit in bytes; `None`: unlimited.
     pub limit_bytes: Option<u64>,
+    /// All memory charged to it, caches included, in bytes.
+    pub usage_bytes: u64,
     /// The working set in bytes.
     pub working_set_bytes: u64,
+}
+
+/// A cgroup's CPU time as cAdvisor reads it for the Summary API's `pods` container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CgroupCpu {
+    /// CPU time used since the cgroup was made, in core-nanoseconds (`cpuacct.usage` on v1,
+    /// `cpu.stat` `usage_usec` on v2).
+    pub usage_ns: u64,
+    /// When its directory was last changed, which for a cgroup is when it was made (children
+    /// come and go below it, not in it); `None` when that cannot be read.
+    pub since: Option<std::time::SystemTime>,
 }
 
 /// The memory of node-level cgroup `path` (`/kubepods`); `Ok(None)` when the cgroup or the
@@ -147,6 +160,17 @@ pub struct CgroupMemory {
 /// read or parsed.
 pub fn memory(path: &str) -> Result<Option<CgroupMemory>, SpecError> {
     node(path)?.memory(path)
+}
+
+/// The CPU time of node-level cgroup `path` (`/kubepods`); `Ok(None)` when the cgroup or a
+/// hierarchy accounting CPU is not there.
+///
+/// # Errors
+///
+/// [`SpecError::Cgroup`] naming the file when the path is unusable or the usage file cannot be
+/// read or parsed.
+pub fn cpu(path: &str) -> Result<Option<CgroupCpu>, SpecError> {
+    node(path)?.cpu(path)
 }
 
 /// The node's cgroup hierarchies, read from the mount table once: they are mounted at boot

@@ -8,7 +8,7 @@ use sergeant_core::spec::{io_reason, SpecError};
 
 use super::files::{read_back, Setting, CPU_PERIOD_US};
 use super::fs::{relative, write, Cgroupfs, Version};
-use super::CgroupMemory;
+use super::{CgroupCpu, CgroupMemory};
 use crate::stats::memory::stat_value;
 
 /// The controllers whose limits sergeant writes, enabled for the children of every cgroup on
@@ -137,8 +137,45 @@ impl Cgroupfs {
         let inactive = read("memory.stat", &|text| stat_value(text, inactive_key))?;
         Ok(Some(CgroupMemory {
             limit_bytes: limit.and_then(|l| u64::try_from(l).ok()),
+            usage_bytes: usage,
             working_set_bytes: usage.saturating_sub(inactive),
         }))
+    }
+
+    /// The CPU time of cgroup `path` and when it was made (see [`CgroupCpu`]); `Ok(None)` when
+    /// the cgroup or a hierarchy accounting its CPU is not there.
+    pub(crate) fn cpu(&self, path: &str) -> Result<Option<CgroupCpu>, SpecError> {
+        let relative = relative(path)?.unwrap_or_default();
+        let v1 = self
+            .for_controller("cpuacct")
+            .filter(|h| h.version == Version::V1);
+        let unified = || {
+            self.hierarchies
+                .iter()
+                .find(|h| h.version == Version::Unified && !h.controllers.is_empty())
+        };
+        let (dir, file) = match (v1, unified()) {
+            (Some(h), _) => (h.dir(relative), "cpuacct.usage"),
+            (None, Some(h)) => (h.dir(relative), "cpu.stat"),
+            (None, None) => return Ok(None),
+        };
+        let file_path = dir.join(file);
+        let text = match std::fs::read_to_string(&file_path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                let reason = format!("{}: {}", file_path.display(), io_reason(&e));
+                return Err(SpecError::cgroup(path, reason));
+            }
+        };
+        let usage_ns = if file == "cpu.stat" {
+            stat_value(&text, "usage_usec").map(|usec| usec.saturating_mul(1000))
+        } else {
+            text.trim().parse().map_err(|e| format!("{text:?}: {e}"))
+        }
+        .map_err(|reason| SpecError::cgroup(path, format!("{}: {reason}", file_path.display())))?;
+        let since = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
+        Ok(Some(CgroupCpu { usage_ns, since }))
     }
 
     /// Removes cgroup `path` (its last level) from every hierarchy; a missing one is fine.

@@ -1,6 +1,7 @@
 //! The cgroup v2 path on a fake cgroupfs tree (these machines are cgroup v1): a directory with
 //! `cgroup.controllers` stands for the unified mount, and the files the kernel would hold are
-//! plain files the tests write and read (a cgroup's memory is read from a fake v1 tree too).
+//! plain files the tests write and read (a cgroup's memory and CPU time are read from a fake
+//! v1 tree too).
 
 use std::path::Path;
 
@@ -189,5 +190,41 @@ fn a_cgroups_memory_is_its_limit_and_its_usage_less_inactive_files_on_either_ver
     .expect("stat");
     let memory = v1.memory("/kubepods").expect("read").expect("there");
     assert_eq!(memory.limit_bytes, None, "the kernel's unlimited");
+    assert_eq!(memory.usage_bytes, 3000);
     assert_eq!(memory.working_set_bytes, 2000);
+}
+
+#[test]
+fn a_cgroups_cpu_time_is_read_in_nanoseconds_on_either_version() {
+    let (root, unified) = fake_unified("cpu memory pids");
+    let dir = root.path().join("kubepods");
+    std::fs::create_dir_all(&dir).expect("cgroup");
+    std::fs::write(
+        dir.join("cpu.stat"),
+        "usage_usec 2500\nuser_usec 2000\nsystem_usec 500\n",
+    )
+    .expect("stat");
+    let cpu = unified.cpu("/kubepods").expect("read").expect("there");
+    assert_eq!(cpu.usage_ns, 2_500_000);
+    assert!(cpu.since.is_some());
+    assert_eq!(unified.cpu("/missing").unwrap(), None);
+    std::fs::write(dir.join("cpu.stat"), "user_usec 2000\n").expect("stat");
+    let broken = unified.cpu("/kubepods").unwrap_err().to_string();
+    assert!(
+        broken.contains("cpu.stat") && broken.contains("usage_usec"),
+        "{broken}"
+    );
+
+    let v1_root = tempfile::tempdir().expect("tempdir");
+    let v1 = Cgroupfs::from_mounts(&[crate::mountinfo::MountEntry {
+        mount_point: v1_root.path().to_path_buf(),
+        fs_type: "cgroup".to_owned(),
+        super_options: "rw,cpu,cpuacct".to_owned(),
+    }]);
+    let dir = v1_root.path().join("kubepods");
+    std::fs::create_dir_all(&dir).expect("cgroup");
+    std::fs::write(dir.join("cpuacct.usage"), "123456789\n").expect("usage");
+    assert_eq!(v1.cpu("/kubepods").unwrap().unwrap().usage_ns, 123_456_789);
+    std::fs::write(dir.join("cpuacct.usage"), "lots\n").expect("usage");
+    assert!(v1.cpu("/kubepods").is_err());
 }

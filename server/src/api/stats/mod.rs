@@ -15,6 +15,7 @@ mod node;
 mod pods;
 mod rate;
 mod resource_metrics;
+mod system;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -110,7 +111,12 @@ async fn summary(deps: &ServerDeps, shared: &Shared) -> Result<Summary, StatsErr
         .first()
         .map(|usage| image_fs_stats(usage, &sample.host.filesystems, &node.fs));
     let mut rates = shared.rates.lock().unwrap_or_else(PoisonError::into_inner);
-    let node = node::stats(node, node_name, &mut rates, image_fs);
+    let mut node = node::stats(node, node_name, &mut rates, image_fs);
+    node.system_containers = sample
+        .pods
+        .as_ref()
+        .and_then(|cgroup| system::pods(cgroup, &mut rates))
+        .map(|pods| vec![pods]);
     let live: Vec<String> = plans
         .iter()
         .flat_map(|plan| plan.containers.iter().map(|c| c.id.clone()))
@@ -124,7 +130,7 @@ async fn summary(deps: &ServerDeps, shared: &Shared) -> Result<Summary, StatsErr
             clock,
         },
     );
-    rates.retain(live.iter().map(String::as_str));
+    rates.retain(live.iter().map(String::as_str).chain([system::PODS]));
     Ok(Summary { node, pods })
 }
 

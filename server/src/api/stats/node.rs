@@ -32,6 +32,7 @@ pub fn stats(
         fs: Some(sample.fs),
         runtime: Some(RuntimeStats { image_fs }),
         rlimit: Some(sample.rlimit),
+        system_containers: None,
     }
 }
 
