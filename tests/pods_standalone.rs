@@ -95,6 +95,38 @@ fn a_crash_looping_container_is_restarted_with_back_off() {
 }
 
 #[test]
+fn a_crash_loop_back_off_runs_from_the_end_of_the_last_run_not_its_start() {
+    // The node's back-off: 1 s, doubled, capped at 4 s. Each run lasts 3 s, so a wait counted
+    // from the run's start (as before) would restart at once after it; upstream counts from
+    // its end (finishedAt), and so does sergeant.
+    let node = Node::start("crash-from-end");
+    node.write(
+        "slow-crash.yaml",
+        &manifest("slow-crash", &format!("  containers:\n  - name: fails\n    image: {SHELL}\n    command: [sh, -c, 'sleep 3; exit 3']\n")),
+    );
+    let pod = node.wait_pod("slow-crash", "running its fourth restart", |p| {
+        let c = container(p, "containerStatuses", "fails");
+        c["restartCount"].as_u64().unwrap_or(0) >= 4 && c["state"]["running"].is_object()
+    });
+    let fails = container(&pod, "containerStatuses", "fails");
+    let time = |pointer: &str| {
+        let text = fails
+            .pointer(pointer)
+            .and_then(|v| v.as_str())
+            .unwrap_or_else(|| panic!("{pointer} in {pod}"));
+        text.parse::<k8s_openapi::jiff::Timestamp>()
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+    };
+    let waited = time("/state/running/startedAt").as_second()
+        - time("/lastState/terminated/finishedAt").as_second();
+    // The fourth restart owes the 4 s cap; the API's times are whole seconds.
+    assert!(
+        waited >= 3,
+        "restarted {waited} s after the last run ended: {pod}"
+    );
+}
+
+#[test]
 fn a_never_restarted_pod_that_fails_is_failed() {
     let node = Node::start("never");
     node.write(

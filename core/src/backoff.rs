@@ -27,8 +27,10 @@ pub struct BackoffPolicy {
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
+    /// The wait the next attempt owes, counted from the failure it follows.
     delay: Duration,
-    until: Instant,
+    /// When that wait ends, once the failure's time is known; the next sync is due then.
+    until: Option<Instant>,
 }
 
 /// The back-off state of every container (or image) of one pod, by name.
@@ -38,51 +40,84 @@ pub struct Backoff {
 }
 
 impl Backoff {
-    /// Whether `container` may start now; `Err(remaining)` while it waits.
+    /// Whether `key` may be tried again now; `Err(remaining)` while it waits. For image pulls,
+    /// whose wait runs from the failure [`Backoff::failed`] recorded.
     ///
     /// # Errors
     /// The time left in the back-off.
-    pub fn check(&self, container: &str, now: Instant) -> Result<(), Duration> {
-        match self.entries.get(container) {
-            Some(entry) if entry.until > now => Err(entry.until - now),
+    pub fn check(&self, key: &str, now: Instant) -> Result<(), Duration> {
+        match self.entries.get(key).and_then(|e| e.until) {
+            Some(until) if until > now => Err(until - now),
             _ => Ok(()),
         }
     }
 
-    /// Records a restart of `container` at `now` after it ran for `ran_for`; returns the wait
-    /// before the restart after this one.
+    /// Whether `container`, whose last instance ended at `exited_at`, may start again now;
+    /// `Err(remaining)` while it waits. As upstream, the wait runs from the instance's end
+    /// (its `finishedAt`), not from its start, so a container that ran a while before it
+    /// crashed still waits the whole back-off.
+    ///
+    /// # Errors
+    /// The time left in the back-off.
+    pub fn wait_after_exit(
+        &mut self,
+        container: &str,
+        exited_at: Instant,
+        now: Instant,
+    ) -> Result<(), Duration> {
+        let Some(entry) = self.entries.get_mut(container) else {
+            return Ok(());
+        };
+        let until = exited_at + entry.delay;
+        entry.until = Some(until);
+        if until > now {
+            Err(until - now)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Records a restart of `container` after it ran for `ran_for`; returns the wait the
+    /// restart after this one owes, counted from when this instance ends.
     pub fn restarted(
         &mut self,
         container: &str,
         ran_for: Duration,
-        now: Instant,
         policy: BackoffPolicy,
     ) -> Duration {
-        let delay = match self.entries.get(container) {
-            Some(entry) if ran_for < RESET_AFTER_RUNNING => (entry.delay * 2).min(policy.max),
-            _ => policy.initial.min(policy.max),
-        };
+        let delay = self.next_delay(container, ran_for, policy);
+        self.entries
+            .insert(container.to_owned(), Entry { delay, until: None });
+        delay
+    }
+
+    /// Records a failed attempt at `key` (an image pull) at `now`; returns how long the next
+    /// attempt waits from now.
+    pub fn failed(&mut self, key: &str, now: Instant, policy: BackoffPolicy) -> Duration {
+        let delay = self.next_delay(key, Duration::ZERO, policy);
         self.entries.insert(
-            container.to_owned(),
+            key.to_owned(),
             Entry {
                 delay,
-                until: now + delay,
+                until: Some(now + delay),
             },
         );
         delay
     }
 
+    /// The wait after the one `key` owes now: the initial period at first (or after a run of
+    /// ten minutes), else twice the last, up to the maximum.
+    fn next_delay(&self, key: &str, ran_for: Duration, policy: BackoffPolicy) -> Duration {
+        match self.entries.get(key) {
+            Some(entry) if ran_for < RESET_AFTER_RUNNING => (entry.delay * 2).min(policy.max),
+            _ => policy.initial.min(policy.max),
+        }
+    }
+
     /// Rebuilds the back-off of a container found in the runtime by an actor that has no
-    /// record of it (after sergeant restarted): an instance restarted `restarts` times and
-    /// started `started_ago` waits as long as it would have, counted from its start.
-    pub fn resume(
-        &mut self,
-        container: &str,
-        restarts: u32,
-        started_ago: Duration,
-        now: Instant,
-        policy: BackoffPolicy,
-    ) {
+    /// record of it (after sergeant restarted): an instance restarted `restarts` times owes
+    /// the wait it would have owed, counted from its end.
+    pub fn resume(&mut self, container: &str, restarts: u32, policy: BackoffPolicy) {
         if restarts == 0 || self.entries.contains_key(container) {
             return;
         }
@@ -91,9 +126,8 @@ impl Backoff {
             .initial
             .saturating_mul(1 << doublings)
             .min(policy.max);
-        let until = (now + delay).checked_sub(started_ago).unwrap_or(now);
         self.entries
-            .insert(container.to_owned(), Entry { delay, until });
+            .insert(container.to_owned(), Entry { delay, until: None });
     }
 
     /// The current wait of `container`, for the CrashLoopBackOff message.
@@ -107,7 +141,7 @@ impl Backoff {
     pub fn next_expiry(&self, now: Instant) -> Option<Instant> {
         self.entries
             .values()
-            .map(|e| e.until)
+            .filter_map(|e| e.until)
             .filter(|until| *until > now)
             .min()
     }
@@ -117,36 +151,65 @@ impl Backoff {
 mod tests {
     use super::*;
 
+    const POLICY: BackoffPolicy = BackoffPolicy {
+        initial: Duration::from_secs(10),
+        max: Duration::from_secs(35),
+    };
+
     #[test]
     fn the_first_restart_is_immediate_then_waits_double_up_to_the_max() {
-        let policy = BackoffPolicy {
-            initial: Duration::from_secs(10),
-            max: Duration::from_secs(35),
-        };
         let mut backoff = Backoff::default();
         let t0 = Instant::now();
-        assert!(backoff.check("c", t0).is_ok());
+        assert!(backoff.wait_after_exit("c", t0, t0).is_ok());
         let short = Duration::from_secs(1);
         let delays: Vec<u64> = (0..4)
-            .map(|i| {
-                backoff
-                    .restarted("c", short, t0 + Duration::from_secs(i), policy)
-                    .as_secs()
-            })
+            .map(|_| backoff.restarted("c", short, POLICY).as_secs())
             .collect();
         assert_eq!(delays, vec![10, 20, 35, 35]);
-        assert_eq!(
-            backoff.check("c", t0 + Duration::from_secs(4)),
-            Err(Duration::from_secs(34))
-        );
-        assert!(backoff.check("other", t0).is_ok());
+        assert!(backoff.wait_after_exit("other", t0, t0).is_ok());
         assert_eq!(
             backoff
-                .restarted("c", RESET_AFTER_RUNNING, t0, policy)
+                .restarted("c", RESET_AFTER_RUNNING, POLICY)
                 .as_secs(),
             10,
             "a long run resets"
         );
+    }
+
+    #[test]
+    fn a_restart_waits_from_the_end_of_the_instance_not_its_start() {
+        let mut backoff = Backoff::default();
+        let started = Instant::now();
+        backoff.restarted("c", Duration::from_secs(1), POLICY);
+        // The instance started then ran 5 s: the 10 s wait runs from its end.
+        let exited = started + Duration::from_secs(5);
+        let now = started + Duration::from_secs(12);
+        assert_eq!(
+            backoff.wait_after_exit("c", exited, now),
+            Err(Duration::from_secs(3))
+        );
+        assert_eq!(
+            backoff.next_expiry(now),
+            Some(exited + Duration::from_secs(10)),
+            "a sync is due when it ends"
+        );
+        assert!(backoff
+            .wait_after_exit("c", exited, exited + Duration::from_secs(10))
+            .is_ok());
+    }
+
+    #[test]
+    fn a_failed_pull_waits_from_the_failure() {
+        let mut backoff = Backoff::default();
+        let t0 = Instant::now();
+        assert!(backoff.check("image", t0).is_ok());
+        assert_eq!(backoff.failed("image", t0, POLICY), Duration::from_secs(10));
+        assert_eq!(
+            backoff.check("image", t0 + Duration::from_secs(4)),
+            Err(Duration::from_secs(6))
+        );
+        assert_eq!(backoff.failed("image", t0, POLICY), Duration::from_secs(20));
+        assert!(backoff.check("image", t0 + Duration::from_secs(20)).is_ok());
     }
 
     #[test]
@@ -156,16 +219,20 @@ mod tests {
             max: Duration::from_secs(300),
         };
         let now = Instant::now();
+        let exited = now - Duration::from_secs(5);
         let mut backoff = Backoff::default();
-        backoff.resume("c", 3, Duration::from_secs(5), now, policy);
+        backoff.resume("c", 3, policy);
         assert_eq!(backoff.delay("c"), Some(Duration::from_secs(40)));
-        assert_eq!(backoff.check("c", now), Err(Duration::from_secs(35)));
-        backoff.resume("fresh", 0, Duration::ZERO, now, policy);
+        assert_eq!(
+            backoff.wait_after_exit("c", exited, now),
+            Err(Duration::from_secs(35))
+        );
+        backoff.resume("fresh", 0, policy);
         assert!(
-            backoff.check("fresh", now).is_ok(),
+            backoff.wait_after_exit("fresh", exited, now).is_ok(),
             "a first crash restarts at once"
         );
-        backoff.resume("c", 9, Duration::ZERO, now, policy);
+        backoff.resume("c", 9, policy);
         assert_eq!(
             backoff.delay("c"),
             Some(Duration::from_secs(40)),

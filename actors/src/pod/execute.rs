@@ -4,7 +4,6 @@
 //! decides; between any two runtime actions it checks the pod actor's interrupt.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
@@ -178,10 +177,9 @@ async fn start_one(
         return Ok(true);
     };
     if let Some(restart) = &start.after_exit {
-        let (now, policy) = (Instant::now(), input.restart_policy);
         input
             .restarts
-            .restarted(&restart.key, restart.ran_for, now, policy);
+            .restarted(&restart.key, restart.ran_for, input.restart_policy);
     }
     let request = StartRequest {
         pod: Arc::clone(&input.pod),

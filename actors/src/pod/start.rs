@@ -333,7 +333,7 @@ async fn ensure_image(
             Ok(user)
         }
         Err(err) => {
-            pulls.restarted(image, std::time::Duration::ZERO, now, PULL_BACKOFF);
+            pulls.failed(image, now, PULL_BACKOFF);
             let message = format!("Failed to pull image \"{image}\": {err}");
             container_event(name, Warning, reason::FAILED, message);
             Err(image_error("ErrImagePull", err))

@@ -1,7 +1,7 @@
 //! The steps every part of the plan takes alike: starting a container or making it wait out its
 //! back-off, and killing one with upstream's message.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_cri::v1 as cri;
 use k8s_openapi::api::core::v1::{Container, Pod};
@@ -59,21 +59,21 @@ pub(super) fn start_or_wait(
     let after_exit = exited.map(|exited| {
         let key = backoff_key(container);
         if !definition_changed(exited, container) {
-            actions.restarts.resume(
-                &key,
-                exited.restart_count(),
-                age(input, exited.status.started_at),
-                input.now,
-                input.policy,
-            );
+            actions
+                .restarts
+                .resume(&key, exited.restart_count(), input.policy);
         }
         Restart {
             key,
             ran_for: ran_for(input, exited),
         }
     });
-    if let Some(restart) = &after_exit {
-        if let Err(remaining) = actions.restarts.check(&restart.key, input.now) {
+    if let (Some(restart), Some(exited)) = (&after_exit, exited) {
+        let exited_at = exited_at(input, exited);
+        if let Err(remaining) = actions
+            .restarts
+            .wait_after_exit(&restart.key, exited_at, input.now)
+        {
             let delay = actions.restarts.delay(&restart.key).unwrap_or(remaining);
             actions.waiting.insert(
                 name.clone(),
@@ -171,6 +171,16 @@ fn ran_for(input: &PlanInput<'_>, ended: &ObservedContainer) -> Duration {
         .and_then(|n| u64::try_from(n).ok())
         .unwrap_or(0);
     Duration::from_nanos(nanos)
+}
+
+/// When the instance ended, on the monotonic clock: its `finishedAt`, or now for one being
+/// killed (it ends with this sync).
+fn exited_at(input: &PlanInput<'_>, ended: &ObservedContainer) -> Instant {
+    if ended.status.finished_at == 0 {
+        return input.now;
+    }
+    let ago = age(input, ended.status.finished_at);
+    input.now.checked_sub(ago).unwrap_or(input.now)
 }
 
 /// How long ago the runtime timestamp `nanos` (since the epoch) was.
