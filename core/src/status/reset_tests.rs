@@ -38,6 +38,16 @@ fn next(
     compute(&pod, &observed(containers), knowledge)
 }
 
+/// The first status of the pod: the init container done, the others running.
+fn all_up_once(pod: &Pod) -> PodStatus {
+    let containers = vec![
+        exited("init", 0, 0),
+        running("source", 0),
+        running("plain", 0),
+    ];
+    next(pod, None, containers, &knowledge())
+}
+
 fn restarting_condition(status: &PodStatus) -> Option<&PodCondition> {
     let mut conditions = status.conditions.iter().flatten();
     conditions.find(|c| c.type_ == "AllContainersRestarting")
@@ -64,16 +74,7 @@ fn shown(status: &PodStatus, name: &str) -> (Option<String>, Option<(String, i32
 #[test]
 fn the_condition_is_true_from_the_exit_until_every_container_is_out() {
     let pod = resetting_pod();
-    let up = next(
-        &pod,
-        None,
-        vec![
-            exited("init", 0, 0),
-            running("source", 0),
-            running("plain", 0),
-        ],
-        &knowledge(),
-    );
+    let up = all_up_once(&pod);
     assert_eq!(condition_status(&up, "AllContainersRestarting"), "False");
     let exit = next(
         &pod,
@@ -99,16 +100,7 @@ fn the_condition_is_true_from_the_exit_until_every_container_is_out() {
 #[test]
 fn containers_taken_out_wait_counted_as_restarted_and_the_pod_stays_initialized() {
     let pod = resetting_pod();
-    let before = next(
-        &pod,
-        None,
-        vec![
-            exited("init", 0, 0),
-            running("source", 0),
-            running("plain", 0),
-        ],
-        &knowledge(),
-    );
+    let before = all_up_once(&pod);
     // The look that set the reset off was never reported: the sync's word is enough.
     let just_reset = Knowledge {
         resetting: true,
