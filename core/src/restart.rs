@@ -4,14 +4,18 @@
 //! the container's own `restartPolicy`; else the pod's. The plan (what to start) and the pod
 //! phase (whether anything will run again) both ask [`restarts_after_exit`].
 //!
-//! Only the `Restart` action is carried out. A rule with another action
-//! (`RestartAllContainers`, behind a gate of its own) does not decide: the container's policy
-//! does.
+//! A `Restart` rule restarts the container that exited. A `RestartAllContainers` rule (KEP-5532,
+//! `RestartAllContainersOnContainerExits`, beta and on in the pinned release) restarts it too,
+//! with every other container of the pod: the pod is reset in place ([`restarts_all`] tells
+//! such an exit; `crate::plan` carries the reset out), as upstream's `ContainerShouldRestart`
+//! counts such a rule as a restart.
 
 use k8s_openapi::api::core::v1::{Container, ContainerRestartRule, PodSpec};
 
 /// The rule action that restarts the container that exited.
 const RESTART: &str = "Restart";
+/// The rule action that restarts every container of the pod, init containers included.
+const RESTART_ALL: &str = "RestartAllContainers";
 
 /// A restart policy, of the pod or of one container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,15 +75,38 @@ pub fn container_policy(pod: RestartPolicy, container: &Container) -> RestartPol
 /// again.
 #[must_use]
 pub fn restarts_after_exit(pod: RestartPolicy, container: &Container, exit_code: i32) -> bool {
-    let rules = container.restart_policy_rules.iter().flatten();
-    match rules.into_iter().find(|rule| matches(rule, exit_code)) {
-        Some(rule) if rule.action == RESTART => true,
+    match first_match(container, exit_code) {
+        Some(rule) if rule.action == RESTART || rule.action == RESTART_ALL => true,
         _ => container_policy(pod, container).restarts_after(exit_code),
     }
 }
 
-/// Whether `container` may ever run again after an exit: some rule restarts it, or its policy
-/// is not `Never`.
+/// Whether `container`, having exited with `exit_code`, restarts every container of its pod:
+/// the first of its rules that matches the code says `RestartAllContainers`.
+#[must_use]
+pub fn restarts_all(container: &Container, exit_code: i32) -> bool {
+    first_match(container, exit_code).is_some_and(|rule| rule.action == RESTART_ALL)
+}
+
+/// Whether some container of `spec` (init or regular) has a `RestartAllContainers` rule: only
+/// such a pod carries the `AllContainersRestarting` condition.
+#[must_use]
+pub fn may_restart_all(spec: &PodSpec) -> bool {
+    let init = spec.init_containers.iter().flatten();
+    init.chain(&spec.containers).any(|c| {
+        let mut rules = c.restart_policy_rules.iter().flatten();
+        rules.any(|rule| rule.action == RESTART_ALL)
+    })
+}
+
+/// The first of `container`'s rules whose exit codes match `exit_code`.
+fn first_match(container: &Container, exit_code: i32) -> Option<&ContainerRestartRule> {
+    let mut rules = container.restart_policy_rules.iter().flatten();
+    rules.find(|rule| matches(rule, exit_code))
+}
+
+/// Whether `container` may ever run again after an exit: some rule restarts it (or the whole
+/// pod), or its policy is not `Never`.
 #[must_use]
 pub fn may_restart(pod: RestartPolicy, container: &Container) -> bool {
     container_policy(pod, container) != RestartPolicy::Never
@@ -87,7 +114,7 @@ pub fn may_restart(pod: RestartPolicy, container: &Container) -> bool {
             .restart_policy_rules
             .iter()
             .flatten()
-            .any(|rule| rule.action == RESTART)
+            .any(|rule| rule.action == RESTART || rule.action == RESTART_ALL)
 }
 
 /// Whether `rule`'s exit-code requirement holds for `exit_code` (a rule without one matches
@@ -180,19 +207,44 @@ mod tests {
     }
 
     #[test]
-    fn a_rule_with_an_action_not_carried_out_leaves_it_to_the_policy() {
+    fn a_restart_all_rule_restarts_the_container_and_the_first_match_decides() {
         let all = container(
             Some("Never"),
             &[
                 ("RestartAllContainers", "In", &[42]),
-                ("Restart", "In", &[42]),
+                ("Restart", "In", &[42, 7]),
             ],
         );
+        assert!(restarts_after_exit(spec("Never"), &all, 42));
         assert!(
-            !restarts_after_exit(spec("Never"), &all, 42),
-            "the first matching rule decides, and its action is not carried out"
+            restarts_all(&all, 42),
+            "the first matching rule resets the pod"
         );
+        assert!(restarts_after_exit(spec("Never"), &all, 7));
+        assert!(
+            !restarts_all(&all, 7),
+            "a Restart rule restarts only its own"
+        );
+        assert!(!restarts_after_exit(spec("Never"), &all, 1));
+        assert!(!restarts_all(&all, 1));
         let only_all = container(Some("Never"), &[("RestartAllContainers", "In", &[42])]);
-        assert!(!may_restart(spec("Never"), &only_all));
+        assert!(may_restart(spec("Never"), &only_all));
+        let pod = |containers: Vec<Container>| PodSpec {
+            containers,
+            ..PodSpec::default()
+        };
+        assert!(may_restart_all(&pod(vec![container(None, &[]), only_all])));
+        assert!(!may_restart_all(&pod(vec![container(
+            Some("Never"),
+            &[("Restart", "In", &[42])]
+        )])));
+        let in_init = PodSpec {
+            init_containers: Some(vec![container(
+                Some("Never"),
+                &[("RestartAllContainers", "NotIn", &[0])],
+            )]),
+            ..pod(vec![container(None, &[])])
+        };
+        assert!(may_restart_all(&in_init));
     }
 }

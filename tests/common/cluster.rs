@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
@@ -116,6 +116,19 @@ impl Cluster {
             out.status.success(),
             String::from_utf8_lossy(&text).into_owned(),
         )
+    }
+
+    /// Starts kubectl as the admin with `args` (a watch, say), its output piped; the caller
+    /// kills it.
+    pub fn kubectl_spawn(&self, args: &[&str]) -> Child {
+        Command::new(self.var("KUBECTL"))
+            .arg("--kubeconfig")
+            .arg(self.admin_kubeconfig())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("kubectl runs")
     }
 
     /// `kubectl get ... -o json` as the admin, parsed; `None` when it failed (not found).

@@ -1,9 +1,11 @@
-//! [`execute`]: carries out one plan ([`PodActions`]) in its order — kill the pod, or create
-//! the sandbox, remove leftovers, kill containers, then start containers — and records in the
-//! sync's [`Progress`] what it changed and why containers wait. It decides nothing the plan
+//! [`execute`]: carries out one plan ([`PodActions`]) in its order — kill the pod, or reset it
+//! in place, or create the sandbox, remove leftovers, kill containers, then start containers —
+//! and records in the sync's [`Progress`] what it changed and why containers wait. It decides nothing the plan
 //! decides; between any two runtime actions it checks the pod actor's interrupt.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
@@ -15,7 +17,9 @@ use super::sandbox::{existing_sandbox, PodSetup, SandboxTarget};
 use super::start::{start_container, NotStarted, StartRequest};
 use super::sync::{uid, SyncInput};
 use sergeant_core::kind::all_containers;
-use sergeant_core::plan::{ContainerKill, ContainerStart, PodActions, SandboxCreate};
+use sergeant_core::plan::{
+    ContainerKill, ContainerReset, ContainerStart, PodActions, SandboxCreate,
+};
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::status::Waiting;
 
@@ -42,6 +46,10 @@ pub(super) async fn execute(
 ) -> Result<Executed, Stopped> {
     if actions.kill_pod {
         kill_pod(input, runtime, progress).await?;
+        return Ok(Executed::Done);
+    }
+    if !actions.reset.is_empty() {
+        reset(input, runtime, &actions.reset, progress).await?;
         return Ok(Executed::Done);
     }
     let target = match (&actions.create_sandbox, &actions.sandbox_id) {
@@ -89,6 +97,36 @@ async fn kill_pod(
     }
     if free_pod_volumes(&input.node, uid(&input.pod)).await? {
         tracing::info!("the finished pod's volumes are torn down");
+    }
+    Ok(())
+}
+
+/// Resets the pod in place for a `RestartAllContainers` rule: every instance the plan lists,
+/// in its order, killed at once if it has not exited (no grace period, so no preStop hook),
+/// then removed; the sandbox stays. The sync ends there and the next one, due at once, starts
+/// the pod afresh (as upstream's kubelet syncs the pod again straight after a reset).
+async fn reset(
+    input: &SyncInput,
+    runtime: &PodRuntime,
+    instances: &[ContainerReset],
+    progress: &mut Progress,
+) -> Result<(), Stopped> {
+    tracing::info!("a RestartAllContainers rule resets the pod: every container is removed");
+    progress.reset = true;
+    input.resetting.store(true, Ordering::SeqCst);
+    for instance in instances {
+        if instance.kill {
+            let name = &instance.name;
+            let why = format!("Container {name} is killed: all containers restart");
+            let stop = Stop {
+                id: &instance.id,
+                name,
+                grace: Duration::ZERO,
+                why: &why,
+            };
+            stop_one(input, runtime, &stop, progress).await?;
+        }
+        remove(input, &instance.id, progress).await?;
     }
     Ok(())
 }
@@ -150,11 +188,36 @@ async fn kill_one(
     kill: &ContainerKill,
     progress: &mut Progress,
 ) -> Result<(), Stopped> {
+    let stop = Stop {
+        id: &kill.id,
+        name: &kill.name,
+        grace: kill.grace,
+        why: &kill.message,
+    };
+    stop_one(input, runtime, &stop, progress).await
+}
+
+/// One container to stop: its runtime ID, its name, its grace period and what its Killing
+/// event says.
+struct Stop<'a> {
+    id: &'a str,
+    name: &'a str,
+    grace: Duration,
+    why: &'a str,
+}
+
+/// Stops one container within its grace period.
+async fn stop_one(
+    input: &SyncInput,
+    runtime: &PodRuntime,
+    stop: &Stop<'_>,
+    progress: &mut Progress,
+) -> Result<(), Stopped> {
     input.interrupt.check()?;
-    tracing::info!(container = kill.name, id = kill.id, "{}", kill.message);
+    tracing::info!(container = stop.name, id = stop.id, "{}", stop.why);
     progress.changes = RuntimeChanges::Other;
     let (port, pod) = (&input.port, &input.pod);
-    kill_container(port, runtime, &kill.id, pod, kill.grace, &kill.message).await?;
+    kill_container(port, runtime, stop.id, pod, stop.grace, stop.why).await?;
     Ok(())
 }
 

@@ -70,6 +70,8 @@ pub(super) struct Progress {
     pub(super) waiting: BTreeMap<String, Waiting>,
     /// What it changed in the runtime.
     pub(super) changes: RuntimeChanges,
+    /// It reset the pod in place (`RestartAllContainers`): the next sync is due at once.
+    pub(super) reset: bool,
 }
 
 /// The pod's runtime state after actions taken from the look `before` (none when they

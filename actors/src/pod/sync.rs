@@ -8,6 +8,7 @@
 //! Entry point: [`sync`].
 
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -58,6 +59,9 @@ pub struct SyncInput {
     pub tokens: TokenCache,
     /// Raised by the pod actor once it stops the pod: the sync stops at its next check.
     pub interrupt: Interrupt,
+    /// Raised by the sync as it begins to reset the pod in place (`RestartAllContainers`), for
+    /// every status the pod actor reports until it has reported the sync's last look.
+    pub resetting: Arc<AtomicBool>,
     /// Where the looks to report before the sync ends go (with when each was begun): the one
     /// it begins with, as upstream reports the status a sync starts from — what set the sync
     /// off (a container that died) is reported at once, not only once a long sync ends — and
@@ -132,6 +136,7 @@ pub async fn sync(mut input: SyncInput) -> Result<SyncOutcome, Interrupted> {
     let next_sync = [
         input.restarts.next_expiry(now),
         input.pulls.next_expiry(now),
+        progress.reset.then_some(now),
     ]
     .into_iter()
     .flatten()
@@ -191,7 +196,9 @@ async fn converge(
         if actions.is_idle() {
             break;
         }
-        if actions.kill_pod && round > 0 {
+        // The pod's last state before it is stopped or reset is reported: a reset counts the
+        // containers it takes out from what the status showed of them.
+        if (actions.kill_pod || !actions.reset.is_empty()) && round > 0 {
             report_look(input, &runtime, begun);
         }
         if execute(input, &setup, &runtime, &actions, progress).await? == Executed::Done {

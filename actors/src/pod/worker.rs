@@ -5,6 +5,7 @@
 //! pod (terminate it, or stop it past its deadline) it raises its [`Interrupter`], and the sync
 //! under way stops at its next check. Its status reports are made in `reporting`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -113,6 +114,9 @@ pub struct PodWorker {
     verdicts: ProbeVerdicts,
     /// Raised once the pod is to be stopped; every sync holds its other end.
     interrupter: Interrupter,
+    /// Raised by a sync resetting the pod in place; lowered once that sync's last look is
+    /// reported (see [`sergeant_core::status::Knowledge::resetting`]).
+    resetting: Arc<AtomicBool>,
     busy: bool,
     again: bool,
     timer: Option<SpawnHandle>,
@@ -147,6 +151,7 @@ impl PodWorker {
             probes,
             verdicts: ProbeVerdicts::default(),
             interrupter: Interrupter::new(),
+            resetting: Arc::default(),
             busy: false,
             again: false,
             timer: None,
@@ -288,6 +293,7 @@ impl PodWorker {
             objects: self.objects.clone(),
             tokens: self.tokens.clone(),
             interrupt: self.interrupter.interrupt(),
+            resetting: Arc::clone(&self.resetting),
             looks: None,
         }
     }
@@ -356,6 +362,7 @@ impl PodWorker {
             verdicts::forget_gone(&mut self.verdicts, &look.runtime);
             self.report(pod, look);
         }
+        self.resetting.store(false, Ordering::SeqCst);
         let resync = self.resync_period();
         let next = outcome.next_sync.map_or(resync, |at| {
             at.saturating_duration_since(Instant::now()).min(resync)

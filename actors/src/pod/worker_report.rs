@@ -3,6 +3,7 @@
 //! never going back to an older look than the last reported, so `/pods` never shows for long
 //! a container the runtime no longer runs.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -78,6 +79,7 @@ impl PodWorker {
             ready: self.probes.verdicts(ProbeKind::Readiness),
             started: self.probes.verdicts(ProbeKind::Startup),
             terminating: self.terminating.is_some(),
+            resetting: self.resetting.load(Ordering::SeqCst),
             ..Knowledge::default()
         };
         let reported = report::status(

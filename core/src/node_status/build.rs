@@ -88,10 +88,13 @@ pub fn node(
 
 /// The features of upstream's NodeDeclaredFeatures framework that sergeant implements, by
 /// their upstream names, sorted: the API server refuses a pod update that needs a feature
-/// its node does not declare (a pod-level resize, the resize of a running init container).
-pub const DECLARED_FEATURES: [&str; 2] = [
+/// its node does not declare (a pod-level resize, the resize of a running init container), and
+/// the scheduler keeps a pod with a `RestartAllContainers` rule off a node that does not
+/// declare `RestartAllContainersOnContainerExits`.
+pub const DECLARED_FEATURES: [&str; 3] = [
     "InPlacePodLevelResourcesVerticalScaling",
     "InPlacePodVerticalScalingInitContainers",
+    "RestartAllContainersOnContainerExits",
 ];
 
 /// The status to report at `now`; `previous` is what the API server holds, whose condition
@@ -316,7 +319,8 @@ mod tests {
             Some(
                 &[
                     "InPlacePodLevelResourcesVerticalScaling".to_owned(),
-                    "InPlacePodVerticalScalingInitContainers".to_owned()
+                    "InPlacePodVerticalScalingInitContainers".to_owned(),
+                    "RestartAllContainersOnContainerExits".to_owned()
                 ][..]
             )
         );

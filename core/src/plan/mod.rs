@@ -17,10 +17,14 @@
 //!   policy is `Never` — after its back-off, as a restart after an exit: a probe that keeps
 //!   failing backs off as a crash loop does; an exited one is restarted as the policy says,
 //!   after its back-off;
-//! - when no regular container runs or will run, the pod is done and killed (its sidecars too).
+//! - when no regular container runs or will run, the pod is done and killed (its sidecars too);
+//! - a container that exited with a code its `RestartAllContainers` rule matches resets the
+//!   pod in place: every container is taken out of the runtime, and the pod starts again in
+//!   the same sandbox from its first init container ([`reset`]).
 
 mod init;
 mod regular;
+mod reset;
 mod sandbox;
 mod step;
 #[cfg(test)]
@@ -138,6 +142,17 @@ pub struct Restart {
     pub ran_for: Duration,
 }
 
+/// One container instance the reset of the pod takes out of the runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerReset {
+    /// Its runtime ID.
+    pub id: String,
+    /// Its name in the spec.
+    pub name: String,
+    /// It has not exited: it is killed (at once, with no grace period) before it is removed.
+    pub kill: bool,
+}
+
 /// A sandbox to create.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SandboxCreate {
@@ -147,8 +162,9 @@ pub struct SandboxCreate {
     pub reason: SandboxReason,
 }
 
-/// What one sync must do, in order: kill the pod (and nothing else), or create the sandbox,
-/// remove the leftovers, kill the containers, then start the containers in the order given.
+/// What one sync must do, in order: kill the pod (and nothing else), or reset it (and nothing
+/// else), or create the sandbox, remove the leftovers, kill the containers, then start the
+/// containers in the order given.
 #[derive(Debug, Clone, Default)]
 pub struct PodActions {
     /// Stop every container and the sandbox: the pod is done, or cannot be run again.
@@ -164,6 +180,9 @@ pub struct PodActions {
     pub kill: Vec<ContainerKill>,
     /// Containers to start, in order.
     pub start: Vec<ContainerStart>,
+    /// A container exited with a code its `RestartAllContainers` rule matches: every instance
+    /// of every container, killed if need be and removed, in this order.
+    pub reset: Vec<ContainerReset>,
     /// Containers waiting for their back-off, with the reason their status gives.
     pub waiting: BTreeMap<String, Waiting>,
     /// The back-off after this plan looked at the runtime (resumed from restart counts for
@@ -180,6 +199,7 @@ impl PodActions {
             && self.remove.is_empty()
             && self.kill.is_empty()
             && self.start.is_empty()
+            && self.reset.is_empty()
     }
 }
 
@@ -193,6 +213,9 @@ pub fn plan(input: &PlanInput<'_>) -> PodActions {
     match sandbox::decide(input) {
         sandbox::Decision::Ready(id) => {
             actions.sandbox_id = Some(id.clone());
+            if reset::plan(input, &id, &mut actions) {
+                return actions;
+            }
             if init::plan(input, &id, &mut actions) == init::Phase::Done {
                 regular::plan(input, &id, &mut actions);
             }

@@ -1020,3 +1020,6 @@ fn a_settled_pod_plans_nothing() {
     assert!(actions.is_idle(), "{:?}", said(&actions));
     assert_eq!(actions.sandbox_id.as_deref(), Some("s1"));
 }
+
+#[path = "reset_tests.rs"]
+mod reset;

@@ -32,6 +32,8 @@ pub(super) struct Facts<'a> {
     pub api_conditions: &'a [PodCondition],
     /// The pod's phase.
     pub phase: &'static str,
+    /// `AllContainersRestarting`, for a pod with a `RestartAllContainers` rule.
+    pub restarting_all: Option<PodCondition>,
 }
 
 /// The init containers that keep the pod from being initialized: a plain init container until
@@ -96,7 +98,11 @@ pub(super) fn build(
             Some(message),
         )
     };
-    let initialized = if facts.not_initialized.is_empty() {
+    // Once initialized, a pod stays so while a reset in place runs its init containers again.
+    let was_initialized = previous
+        .iter()
+        .any(|c| c.type_ == INITIALIZED && c.status == "True");
+    let initialized = if facts.not_initialized.is_empty() || was_initialized {
         condition(INITIALIZED, true, completed.then_some("PodCompleted"), None)
     } else {
         let message = format!(
@@ -110,7 +116,7 @@ pub(super) fn build(
             Some(message),
         )
     };
-    let owned = [
+    let owned: Vec<PodCondition> = [
         condition(
             READY_TO_START_CONTAINERS,
             facts.ready_to_start_containers,
@@ -121,7 +127,10 @@ pub(super) fn build(
         pod_ready(&ready, facts, previous),
         ready,
         condition(SCHEDULED, true, None, None),
-    ];
+    ]
+    .into_iter()
+    .chain(facts.restarting_all.clone())
+    .collect();
     let others = previous
         .iter()
         .filter(|p| !owned.iter().any(|o| o.type_ == p.type_))

@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::{
     ContainerStateWaiting, ContainerStatus,
 };
 
+use super::reset;
 use super::resources;
 use super::runtime::{self, Attempts};
 use super::{time, Knowledge};
@@ -51,6 +52,9 @@ pub(super) struct Builder<'a> {
     pub previous: Vec<&'a ContainerStatus>,
     /// The pod is being deleted and nothing runs any more: nothing will start again.
     pub terminal: bool,
+    /// The pod is being reset in place (`RestartAllContainers`): a container the runtime no
+    /// longer has was taken out to start afresh.
+    pub restarting: bool,
 }
 
 /// What is known of a container's past.
@@ -78,11 +82,26 @@ impl Builder<'_> {
         } else {
             self.knowledge.waiting.get(name)
         };
+        let previous = self.previous.iter().find(|c| c.name == name).copied();
+        let removed = previous
+            .filter(|_| attempts.is_none())
+            .and_then(|p| reset::removed(p, self.restarting));
         let history = match attempts {
             Some(attempts) => Some(self.runtime_history(name, attempts)),
+            None if removed.is_some() => None,
             None => self.remembered_history(name),
         };
         let (mut state, last_state, restart_count, container_id, image_id) = match history {
+            None if removed.is_some() => {
+                let (state, last, count) = removed.unwrap_or_default();
+                let state = match (state.waiting.is_some(), waiting) {
+                    (true, _) => state,
+                    (false, Some(w)) => waiting_state(&w.reason, &w.message),
+                    (false, None) => waiting_state(default_reason, ""),
+                };
+                let image_id = previous.map(|p| p.image_id.clone()).unwrap_or_default();
+                (state, last, count, None, image_id)
+            }
             None => {
                 let state = match waiting {
                     Some(w) => waiting_state(&w.reason, &w.message),
@@ -128,10 +147,9 @@ impl Builder<'_> {
         };
         let resources = attempts.map(|a| {
             let id = self.container_id(a.latest);
-            let previous = self.previous.iter().find(|c| c.name == name).copied();
             resources::container_applied(spec, a.latest, &id, previous)
         });
-        ContainerStatus {
+        let mut status = ContainerStatus {
             name: name.to_owned(),
             image: spec.image.clone().unwrap_or_default(),
             allocated_resources: resources::container_allocated(spec),
@@ -144,7 +162,11 @@ impl Builder<'_> {
             ready,
             started: Some(started),
             ..ContainerStatus::default()
+        };
+        if let Some(previous) = previous.filter(|_| attempts.is_some()) {
+            reset::keep(previous, &mut status);
         }
+        status
     }
 
     /// The container's past as the runtime shows it. The termination message belongs to the

@@ -12,6 +12,7 @@ mod container;
 pub mod merge;
 mod network;
 mod phase;
+mod reset;
 mod resources;
 mod runtime;
 mod time;
@@ -86,6 +87,9 @@ pub struct Knowledge {
     /// `Ready` waits on the gates' conditions found here (or, failing that, in the previous
     /// status).
     pub api_conditions: Vec<PodCondition>,
+    /// A sync is resetting the pod in place (a `RestartAllContainers` rule), or has just
+    /// done so: the containers the runtime no longer has were taken out to start afresh.
+    pub resetting: bool,
 }
 
 /// Why a container is not running, as the pod actor knows it.
@@ -156,6 +160,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .flatten()
             .collect(),
         terminal: (knowledge.terminating || knowledge.failure.is_some()) && !any_running,
+        restarting: reset::restarting(spec, &attempts, previous, knowledge.resetting),
     };
     let build = |c: &Container, kind: Kind, default_reason: &str| {
         builder.build(c, kind, attempts.get(c.name.as_str()), default_reason)
@@ -203,6 +208,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .collect(),
         api_conditions: &knowledge.api_conditions,
         phase,
+        restarting_all: reset::condition(spec, &attempts, builder.restarting, phase),
     };
     let now = knowledge.now.clone().unwrap_or_else(time::now);
     let conditions = conditions::build(

@@ -3,6 +3,7 @@
 use k8s_openapi::api::core::v1::{ContainerStatus, PodSpec};
 
 use super::container::Kind;
+use super::reset::removed_by_reset;
 use crate::restart::{pod_policy, restarts_after_exit};
 
 /// Not every container has started yet.
@@ -17,8 +18,9 @@ pub(super) const FAILED: &str = "Failed";
 /// How a container's status counts toward the phase.
 enum Progress {
     Running,
-    /// Exited with this code (now, or last time while it waits to restart).
-    Exited(i32),
+    /// Exited with this code (now, or last time while it waits to restart); the second is
+    /// true when a reset in place took it out, so it starts again whatever its policy.
+    Exited(i32, bool),
     /// Has not run to an exit yet.
     NotStarted,
 }
@@ -31,7 +33,9 @@ fn progress(status: &ContainerStatus) -> Progress {
     let terminated = state
         .and_then(|s| s.terminated.as_ref())
         .or_else(|| status.last_state.as_ref()?.terminated.as_ref());
-    terminated.map_or(Progress::NotStarted, |t| Progress::Exited(t.exit_code))
+    terminated.map_or(Progress::NotStarted, |t| {
+        Progress::Exited(t.exit_code, removed_by_reset(t))
+    })
 }
 
 /// The pod's phase. `init` and `regular` hold one status per spec container, in spec order;
@@ -53,9 +57,10 @@ pub(super) fn of(
             continue;
         }
         match progress(status) {
-            Progress::Exited(0) => {}
-            Progress::Exited(code) => {
-                init_failed_for_good |= terminal || !restarts_after_exit(policy, container, code);
+            Progress::Exited(0, _) => {}
+            Progress::Exited(code, reset) => {
+                let again = reset || restarts_after_exit(policy, container, code);
+                init_failed_for_good |= terminal || !again;
             }
             Progress::Running | Progress::NotStarted => init_pending = true,
         }
@@ -69,12 +74,12 @@ pub(super) fn of(
         match progress(status) {
             Progress::Running => running += 1,
             Progress::NotStarted => not_started += 1,
-            Progress::Exited(code) => {
+            Progress::Exited(code, reset) => {
                 exited += 1;
                 if code == 0 {
                     succeeded += 1;
                 }
-                if restarts_after_exit(policy, container, code) {
+                if reset || restarts_after_exit(policy, container, code) {
                     restarting += 1;
                 }
             }
