@@ -376,10 +376,21 @@ const GATES: &[(&str, Setting, Stage, Lock)] = &[
 
 /// The gates whose setting changes what sergeant does, each with what it switches; a setting
 /// of any other gate against its default is accepted with a warning.
-pub const SWITCHED: &[(&str, &str)] = &[(
-    "KubeletCrashLoopBackOffMax",
-    "off: crashLoopBackOff.maxContainerRestartPeriod may not be set, the back-off cap is 5m",
-)];
+pub const SWITCHED: &[(&str, &str)] = &[
+    (
+        "ContainerRestartRules",
+        "off: a container's own restartPolicy and restartPolicyRules are not read",
+    ),
+    (
+        "KubeletCrashLoopBackOffMax",
+        "off: crashLoopBackOff.maxContainerRestartPeriod may not be set, the back-off cap is 5m",
+    ),
+    (
+        "RestartAllContainersOnContainerExits",
+        "off: a RestartAllContainers rule falls back to the container's policy, no reset, \
+         not declared",
+    ),
+];
 
 /// Whether gate `name` is on: its setting in `gates`, else the release's default (an unknown
 /// name is off).

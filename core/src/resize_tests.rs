@@ -84,6 +84,7 @@ fn kills(pod: &Pod, runtime: &PodRuntime) -> Vec<(String, KillReason, String)> {
         probes: &ProbeVerdicts::default(),
         now: Instant::now(),
         wall_clock: UNIX_EPOCH + Duration::from_secs(1_000),
+        gates: crate::restart::RestartGates::default(),
     });
     actions
         .kill

@@ -4,6 +4,10 @@
 //! the container's own `restartPolicy`; else the pod's. The plan (what to start) and the pod
 //! phase (whether anything will run again) both ask [`restarts_after_exit`].
 //!
+//! Both behind feature gates ([`RestartGates`]): with `ContainerRestartRules` off, only the
+//! pod's policy counts; with `RestartAllContainersOnContainerExits` off, a matching
+//! `RestartAllContainers` rule falls back to the container's own policy, as upstream.
+//!
 //! A `Restart` rule restarts the container that exited. A `RestartAllContainers` rule (KEP-5532,
 //! `RestartAllContainersOnContainerExits`, beta and on in the pinned release) restarts it too,
 //! with every other container of the pod: the pod is reset in place ([`restarts_all`] tells
@@ -50,48 +54,95 @@ impl RestartPolicy {
     }
 }
 
-/// The `restartPolicy` of a pod with `spec`; `Always` when it names none (or one the API would
-/// not accept).
-#[must_use]
-pub fn pod_policy(spec: Option<&PodSpec>) -> RestartPolicy {
-    spec.and_then(|s| s.restart_policy.as_deref())
-        .and_then(RestartPolicy::named)
-        .unwrap_or(RestartPolicy::Always)
+/// The kubelet feature gates that decide how restarts are read (from `featureGates`; both on
+/// by default in the pinned release).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestartGates {
+    /// `ContainerRestartRules`: a container's own `restartPolicy` and `restartPolicyRules`
+    /// count; off, only the pod's policy does.
+    pub container_rules: bool,
+    /// `RestartAllContainersOnContainerExits`: a `RestartAllContainers` rule resets the pod;
+    /// off, its match falls back to the container's own policy.
+    pub restart_all: bool,
 }
 
-/// The policy a run-to-completion container (a regular one, or a plain init container) of a
-/// pod whose policy is `pod` follows: its own `restartPolicy` when it sets one, else the pod's.
-/// Sidecars (init containers with `Always`) are not asked: they always run again.
+impl Default for RestartGates {
+    fn default() -> Self {
+        Self {
+            container_rules: true,
+            restart_all: true,
+        }
+    }
+}
+
+/// How a pod's containers restart: the pod's policy, read with the gates in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PodRestart {
+    /// The pod's `restartPolicy`.
+    pub policy: RestartPolicy,
+    /// The gates in force.
+    pub gates: RestartGates,
+}
+
+impl PodRestart {
+    /// Whether a `RestartAllContainers` rule acts (both gates on).
+    fn resets(self) -> bool {
+        self.gates.container_rules && self.gates.restart_all
+    }
+}
+
+/// The restart settings of a pod with `spec` under `gates`; its policy is `Always` when it
+/// names none (or one the API would not accept).
 #[must_use]
-pub fn container_policy(pod: RestartPolicy, container: &Container) -> RestartPolicy {
+pub fn pod_policy(spec: Option<&PodSpec>, gates: RestartGates) -> PodRestart {
+    let policy = spec
+        .and_then(|s| s.restart_policy.as_deref())
+        .and_then(RestartPolicy::named)
+        .unwrap_or(RestartPolicy::Always);
+    PodRestart { policy, gates }
+}
+
+/// The policy a run-to-completion container (a regular one, or a plain init container) of
+/// `pod` follows: its own `restartPolicy` when it sets one (and container rules are on), else
+/// the pod's. Sidecars (init containers with `Always`) are not asked: they always run again.
+#[must_use]
+pub fn container_policy(pod: PodRestart, container: &Container) -> RestartPolicy {
+    if !pod.gates.container_rules {
+        return pod.policy;
+    }
     container
         .restart_policy
         .as_deref()
         .and_then(RestartPolicy::named)
-        .unwrap_or(pod)
+        .unwrap_or(pod.policy)
 }
 
-/// Whether `container` of a pod whose policy is `pod`, having exited with `exit_code`, runs
-/// again.
+/// Whether `container` of `pod`, having exited with `exit_code`, runs again.
 #[must_use]
-pub fn restarts_after_exit(pod: RestartPolicy, container: &Container, exit_code: i32) -> bool {
-    match first_match(container, exit_code) {
-        Some(rule) if rule.action == RESTART || rule.action == RESTART_ALL => true,
+pub fn restarts_after_exit(pod: PodRestart, container: &Container, exit_code: i32) -> bool {
+    match first_match(pod, container, exit_code) {
+        Some(rule) if rule.action == RESTART => true,
+        Some(rule) if rule.action == RESTART_ALL && pod.resets() => true,
         _ => container_policy(pod, container).restarts_after(exit_code),
     }
 }
 
-/// Whether `container`, having exited with `exit_code`, restarts every container of its pod:
-/// the first of its rules that matches the code says `RestartAllContainers`.
+/// Whether `container` of `pod`, having exited with `exit_code`, restarts every container of
+/// its pod: the first of its rules that matches the code says `RestartAllContainers` (and the
+/// gates let it).
 #[must_use]
-pub fn restarts_all(container: &Container, exit_code: i32) -> bool {
-    first_match(container, exit_code).is_some_and(|rule| rule.action == RESTART_ALL)
+pub fn restarts_all(pod: PodRestart, container: &Container, exit_code: i32) -> bool {
+    pod.resets()
+        && first_match(pod, container, exit_code).is_some_and(|rule| rule.action == RESTART_ALL)
 }
 
-/// Whether some container of `spec` (init or regular) has a `RestartAllContainers` rule: only
-/// such a pod carries the `AllContainersRestarting` condition.
+/// Whether some container of `spec` (init or regular) has a `RestartAllContainers` rule that
+/// the gates let act: only such a pod carries the `AllContainersRestarting` condition.
 #[must_use]
-pub fn may_restart_all(spec: &PodSpec) -> bool {
+pub fn may_restart_all(spec: &PodSpec, gates: RestartGates) -> bool {
+    if !pod_policy(Some(spec), gates).resets() {
+        return false;
+    }
     let init = spec.init_containers.iter().flatten();
     init.chain(&spec.containers).any(|c| {
         let mut rules = c.restart_policy_rules.iter().flatten();
@@ -99,22 +150,34 @@ pub fn may_restart_all(spec: &PodSpec) -> bool {
     })
 }
 
-/// The first of `container`'s rules whose exit codes match `exit_code`.
-fn first_match(container: &Container, exit_code: i32) -> Option<&ContainerRestartRule> {
+/// The first of `container`'s rules whose exit codes match `exit_code`; none when container
+/// rules are off.
+fn first_match(
+    pod: PodRestart,
+    container: &Container,
+    exit_code: i32,
+) -> Option<&ContainerRestartRule> {
+    if !pod.gates.container_rules {
+        return None;
+    }
     let mut rules = container.restart_policy_rules.iter().flatten();
     rules.find(|rule| matches(rule, exit_code))
 }
 
-/// Whether `container` may ever run again after an exit: some rule restarts it (or the whole
-/// pod), or its policy is not `Never`.
+/// Whether `container` of `pod` may ever run again after an exit: some rule restarts it (or
+/// the whole pod), or its policy is not `Never`.
 #[must_use]
-pub fn may_restart(pod: RestartPolicy, container: &Container) -> bool {
-    container_policy(pod, container) != RestartPolicy::Never
-        || container
-            .restart_policy_rules
-            .iter()
+pub fn may_restart(pod: PodRestart, container: &Container) -> bool {
+    let rules = || {
+        pod.gates
+            .container_rules
+            .then_some(container.restart_policy_rules.iter().flatten())
+            .into_iter()
             .flatten()
-            .any(|rule| rule.action == RESTART || rule.action == RESTART_ALL)
+    };
+    container_policy(pod, container) != RestartPolicy::Never
+        || rules()
+            .any(|rule| rule.action == RESTART || (rule.action == RESTART_ALL && pod.resets()))
 }
 
 /// Whether `rule`'s exit-code requirement holds for `exit_code` (a rule without one matches
@@ -136,11 +199,24 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes;
 
-    fn spec(policy: &str) -> RestartPolicy {
-        pod_policy(Some(&PodSpec {
-            restart_policy: Some(policy.to_owned()),
-            ..PodSpec::default()
-        }))
+    fn spec(policy: &str) -> PodRestart {
+        pod_policy(
+            Some(&PodSpec {
+                restart_policy: Some(policy.to_owned()),
+                ..PodSpec::default()
+            }),
+            RestartGates::default(),
+        )
+    }
+
+    fn gated(policy: &str, container_rules: bool, restart_all: bool) -> PodRestart {
+        PodRestart {
+            gates: RestartGates {
+                container_rules,
+                restart_all,
+            },
+            ..spec(policy)
+        }
     }
 
     fn container(policy: Option<&str>, rules: &[(&str, &str, &[i32])]) -> Container {
@@ -217,27 +293,31 @@ mod tests {
         );
         assert!(restarts_after_exit(spec("Never"), &all, 42));
         assert!(
-            restarts_all(&all, 42),
+            restarts_all(spec("Never"), &all, 42),
             "the first matching rule resets the pod"
         );
         assert!(restarts_after_exit(spec("Never"), &all, 7));
         assert!(
-            !restarts_all(&all, 7),
+            !restarts_all(spec("Never"), &all, 7),
             "a Restart rule restarts only its own"
         );
         assert!(!restarts_after_exit(spec("Never"), &all, 1));
-        assert!(!restarts_all(&all, 1));
+        assert!(!restarts_all(spec("Never"), &all, 1));
         let only_all = container(Some("Never"), &[("RestartAllContainers", "In", &[42])]);
         assert!(may_restart(spec("Never"), &only_all));
         let pod = |containers: Vec<Container>| PodSpec {
             containers,
             ..PodSpec::default()
         };
-        assert!(may_restart_all(&pod(vec![container(None, &[]), only_all])));
-        assert!(!may_restart_all(&pod(vec![container(
-            Some("Never"),
-            &[("Restart", "In", &[42])]
-        )])));
+        let on = RestartGates::default();
+        assert!(may_restart_all(
+            &pod(vec![container(None, &[]), only_all]),
+            on
+        ));
+        assert!(!may_restart_all(
+            &pod(vec![container(Some("Never"), &[("Restart", "In", &[42])])]),
+            on
+        ));
         let in_init = PodSpec {
             init_containers: Some(vec![container(
                 Some("Never"),
@@ -245,6 +325,56 @@ mod tests {
             )]),
             ..pod(vec![container(None, &[])])
         };
-        assert!(may_restart_all(&in_init));
+        assert!(may_restart_all(&in_init, on));
+    }
+
+    #[test]
+    fn with_container_rules_off_only_the_pods_policy_counts() {
+        let own = container(Some("Never"), &[("Restart", "In", &[42])]);
+        let off = gated("Always", false, true);
+        assert!(
+            restarts_after_exit(off, &own, 1),
+            "its own Never is not read"
+        );
+        assert!(restarts_after_exit(off, &own, 42));
+        let never_pod = gated("Never", false, true);
+        assert!(
+            !restarts_after_exit(never_pod, &own, 42),
+            "its rule is not read"
+        );
+        assert!(!may_restart(never_pod, &own));
+        let all = container(Some("Never"), &[("RestartAllContainers", "In", &[42])]);
+        assert!(!restarts_all(never_pod, &all, 42));
+        let pod = PodSpec {
+            containers: vec![all],
+            ..PodSpec::default()
+        };
+        assert!(!may_restart_all(&pod, never_pod.gates));
+    }
+
+    #[test]
+    fn with_restart_all_off_its_rule_falls_back_to_the_containers_policy() {
+        let all = container(
+            Some("Never"),
+            &[
+                ("RestartAllContainers", "In", &[42]),
+                ("Restart", "In", &[42]),
+            ],
+        );
+        let off = gated("Always", true, false);
+        assert!(!restarts_all(off, &all, 42));
+        assert!(
+            !restarts_after_exit(off, &all, 42),
+            "the first match falls back to Never, not to the next rule"
+        );
+        let on_failure = container(Some("OnFailure"), &[("RestartAllContainers", "In", &[42])]);
+        assert!(restarts_after_exit(off, &on_failure, 42));
+        let only_all = container(Some("Never"), &[("RestartAllContainers", "In", &[42])]);
+        assert!(!may_restart(off, &only_all));
+        let pod = PodSpec {
+            containers: vec![only_all],
+            ..PodSpec::default()
+        };
+        assert!(!may_restart_all(&pod, off.gates));
     }
 }

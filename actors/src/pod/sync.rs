@@ -26,6 +26,7 @@ use crate::runtime::RuntimePort;
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::kind::all_containers;
 use sergeant_core::plan::{plan, PlanInput, ProbeVerdicts};
+use sergeant_core::restart::RestartGates;
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::spec::NodeContext;
 use sergeant_core::status::Waiting;
@@ -46,6 +47,8 @@ pub struct SyncInput {
     pub pulls: Backoff,
     /// The crash-loop periods.
     pub restart_policy: BackoffPolicy,
+    /// The feature gates that decide how restarts are read.
+    pub restart_gates: RestartGates,
     /// What the prober says of the running containers: a failed liveness or startup probe is
     /// a kill in the plan.
     pub probes: ProbeVerdicts,
@@ -187,6 +190,7 @@ async fn converge(
             runtime: &runtime,
             restarts: &input.restarts,
             policy: input.restart_policy,
+            gates: input.restart_gates,
             probes: &input.probes,
             now: Instant::now(),
             wall_clock: SystemTime::now(),

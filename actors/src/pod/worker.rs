@@ -30,6 +30,7 @@ use crate::events::{EventSink, EventType};
 use crate::runtime::{time_in_runtime, RuntimePort};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::plan::ProbeVerdicts;
+use sergeant_core::restart::RestartGates;
 use sergeant_core::spec::NodeContext;
 use sergeant_kube_api::{ObjectCache, ObjectUser, TokenCache};
 use sergeant_messages::pods::{PodReport, PodTerminated};
@@ -262,6 +263,16 @@ impl PodWorker {
         }
     }
 
+    /// The feature gates that decide how restarts are read (`ContainerRestartRules`,
+    /// `RestartAllContainersOnContainerExits`).
+    pub(super) fn restart_gates(&self) -> RestartGates {
+        let kubelet = &self.deps.config.borrow().active.kubelet;
+        RestartGates {
+            container_rules: kubelet.feature_enabled("ContainerRestartRules"),
+            restart_all: kubelet.feature_enabled("RestartAllContainersOnContainerExits"),
+        }
+    }
+
     /// How long until the next sync when nothing triggers one: `syncFrequency`, plus this
     /// pod's share of upstream's jitter (fixed per pod, from its UID).
     fn resync_period(&self) -> Duration {
@@ -287,6 +298,7 @@ impl PodWorker {
             restarts: self.restarts.clone(),
             pulls: self.pulls.clone(),
             restart_policy: self.restart_policy(),
+            restart_gates: self.restart_gates(),
             probes: self.verdicts.clone(),
             halted,
             api: self.deps.api.clone(),

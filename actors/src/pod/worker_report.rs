@@ -80,6 +80,7 @@ impl PodWorker {
             started: self.probes.verdicts(ProbeKind::Startup),
             terminating: self.terminating.is_some(),
             resetting: self.resetting.load(Ordering::SeqCst),
+            restart_gates: self.restart_gates(),
             ..Knowledge::default()
         };
         let reported = report::status(

@@ -90,7 +90,8 @@ pub fn node(
 /// their upstream names, sorted: the API server refuses a pod update that needs a feature
 /// its node does not declare (a pod-level resize, the resize of a running init container), and
 /// the scheduler keeps a pod with a `RestartAllContainers` rule off a node that does not
-/// declare `RestartAllContainersOnContainerExits`.
+/// declare `RestartAllContainersOnContainerExits`. Each is declared only while its feature gate
+/// (of the same name) is on, as upstream.
 pub const DECLARED_FEATURES: [&str; 3] = [
     "InPlacePodLevelResourcesVerticalScaling",
     "InPlacePodVerticalScalingInitContainers",
@@ -147,7 +148,13 @@ pub fn status(
             ..NodeSystemInfo::default()
         }),
         images,
-        declared_features: Some(DECLARED_FEATURES.map(str::to_owned).to_vec()),
+        declared_features: Some(
+            DECLARED_FEATURES
+                .iter()
+                .filter(|feature| config.feature_enabled(feature))
+                .map(|feature| (*feature).to_owned())
+                .collect(),
+        ),
         ..NodeStatus::default()
     }
 }

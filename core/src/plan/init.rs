@@ -94,7 +94,7 @@ fn init(
 /// again: an exit as its restart rules and policy say; an unknown state unless its policy is
 /// `Never`.
 fn runs_again(input: &PlanInput<'_>, container: &Container, observed: &ObservedContainer) -> bool {
-    let policy = pod_policy(input.pod.spec.as_ref());
+    let policy = pod_policy(input.pod.spec.as_ref(), input.gates);
     if observed.state() == cri::ContainerState::ContainerExited {
         restarts_after_exit(policy, container, observed.status.exit_code)
     } else {

@@ -37,6 +37,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use crate::backoff::{Backoff, BackoffPolicy};
 use crate::kind::ContainerKind;
+use crate::restart::RestartGates;
 use crate::runtime::PodRuntime;
 
 /// Why a container is not running and not being started, as its status will say.
@@ -87,6 +88,8 @@ pub struct PlanInput<'a> {
     pub now: Instant,
     /// The wall-clock now, to tell how long ago the runtime says something happened.
     pub wall_clock: SystemTime,
+    /// The feature gates that decide how restarts are read.
+    pub gates: RestartGates,
 }
 
 /// Why a running container is to be killed; the message is upstream's event text.

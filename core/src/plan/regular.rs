@@ -12,7 +12,7 @@ use crate::restart::{container_policy, pod_policy, restarts_after_exit, RestartP
 
 /// Plans the regular containers of the pod in the ready sandbox `sandbox_id`.
 pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodActions) {
-    let policy = pod_policy(input.pod.spec.as_ref());
+    let policy = pod_policy(input.pod.spec.as_ref(), input.gates);
     let kind = ContainerKind::Regular;
     let mut kept = 0_usize;
     for container in regular_containers(input.pod) {

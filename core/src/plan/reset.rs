@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::Container;
 
 use super::{ContainerReset, PlanInput, PodActions};
 use crate::kind::{init_containers, regular_containers};
-use crate::restart::restarts_all;
+use crate::restart::{pod_policy, restarts_all, PodRestart};
 use crate::runtime::ObservedContainer;
 
 /// Plans the reset when a container of the sandbox `sandbox_id` has set one off; true when it
@@ -21,29 +21,31 @@ use crate::runtime::ObservedContainer;
 pub(super) fn plan(input: &PlanInput<'_>, sandbox_id: &str, actions: &mut PodActions) -> bool {
     let init: Vec<&Container> = init_containers(input.pod).map(|(c, _)| c).collect();
     let regular: Vec<&Container> = regular_containers(input.pod).collect();
+    let pod = pod_policy(input.pod.spec.as_ref(), input.gates);
     let triggered = init.iter().chain(&regular).any(|container| {
         let latest = input.runtime.latest(sandbox_id, &container.name);
-        latest.is_some_and(|observed| set_off(container, observed))
+        latest.is_some_and(|observed| set_off(pod, container, observed))
     });
     if !triggered {
         return false;
     }
-    let (init_sources, init_targets) = split(input, &init);
-    let (regular_sources, regular_targets) = split(input, &regular);
+    let (init_sources, init_targets) = split(input, pod, &init);
+    let (regular_sources, regular_targets) = split(input, pod, &regular);
     actions.reset = [regular_targets, init_targets, regular_sources, init_sources].concat();
     true
 }
 
 /// Whether `observed`, an instance of `container`, exited with a code that resets the pod.
-fn set_off(container: &Container, observed: &ObservedContainer) -> bool {
+fn set_off(pod: PodRestart, container: &Container, observed: &ObservedContainer) -> bool {
     observed.state() == cri::ContainerState::ContainerExited
-        && restarts_all(container, observed.status.exit_code)
+        && restarts_all(pod, container, observed.status.exit_code)
 }
 
 /// Every instance the runtime has of `containers` (in any sandbox), in spec order, as the
 /// instances that set the reset off and the others.
 fn split(
     input: &PlanInput<'_>,
+    pod: PodRestart,
     containers: &[&Container],
 ) -> (Vec<ContainerReset>, Vec<ContainerReset>) {
     let mut sources = Vec::new();
@@ -56,7 +58,7 @@ fn split(
                 name: container.name.clone(),
                 kill: observed.state() != cri::ContainerState::ContainerExited,
             };
-            if set_off(container, observed) {
+            if set_off(pod, container, observed) {
                 sources.push(reset);
             } else {
                 targets.push(reset);

@@ -86,7 +86,7 @@ fn create(attempt: u32, reason: SandboxReason) -> Decision {
 /// containers already ran and none may run again (a `Never` pod's), or nothing is left to
 /// start, no sandbox and the pod killed.
 pub(super) fn plan_fresh(input: &PlanInput<'_>, create: SandboxCreate, actions: &mut PodActions) {
-    let policy = pod_policy(input.pod.spec.as_ref());
+    let policy = pod_policy(input.pod.spec.as_ref(), input.gates);
     let ran_before = create.attempt > 0 && !input.runtime.containers.is_empty();
     if ran_before && !regular_containers(input.pod).any(|c| may_restart(policy, c)) {
         actions.kill_pod = true;

@@ -80,6 +80,7 @@ struct World {
     runtime: PodRuntime,
     probes: ProbeVerdicts,
     restarts: crate::backoff::Backoff,
+    gates: crate::restart::RestartGates,
     next_created: i64,
 }
 
@@ -92,6 +93,7 @@ impl World {
             runtime: PodRuntime::default(),
             probes: ProbeVerdicts::default(),
             restarts: crate::backoff::Backoff::default(),
+            gates: crate::restart::RestartGates::default(),
             next_created: 1,
         }
     }
@@ -215,7 +217,14 @@ impl World {
             probes: &self.probes,
             now: Instant::now(),
             wall_clock: UNIX_EPOCH + Duration::from_secs(NOW_SECS),
+            gates: self.gates,
         })
+    }
+
+    /// The same world with the feature gates `gates`.
+    fn with_gates(mut self, gates: crate::restart::RestartGates) -> Self {
+        self.gates = gates;
+        self
     }
 }
 
@@ -541,6 +550,37 @@ fn container_restart_rules_and_policies_override_the_pods() {
         })
         .collect();
     check(cases);
+}
+
+#[test]
+fn with_container_restart_rules_off_the_pods_policy_decides() {
+    let off = crate::restart::RestartGates {
+        container_rules: false,
+        restart_all: true,
+    };
+    let world = |pod_policy: &str, own: &str, codes: &[i32], exit: i32| {
+        let pod = pod(
+            pod_policy,
+            vec![],
+            vec![ruled("a", own, codes), container("b")],
+        );
+        ready(World::new(pod))
+            .container("a", "s1", S::Exited(exit))
+            .container("b", "s1", S::Running)
+            .with_gates(off)
+    };
+    check(vec![
+        (
+            "a rule that would restart it is not read",
+            world("Never", "Never", &[42], 42),
+            nothing(),
+        ),
+        (
+            "its own Never is not read in an Always pod",
+            world("Always", "Never", &[], 1),
+            starts(&["a"]),
+        ),
+    ]);
 }
 
 #[test]

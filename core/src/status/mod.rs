@@ -32,6 +32,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use self::container::{Builder, Kind};
+use crate::restart::RestartGates;
 
 /// The container runtime name used in container IDs when [`Observed::runtime_name`] is empty.
 pub const DEFAULT_RUNTIME_NAME: &str = "containerd";
@@ -90,6 +91,9 @@ pub struct Knowledge {
     /// A sync is resetting the pod in place (a `RestartAllContainers` rule), or has just
     /// done so: the containers the runtime no longer has were taken out to start afresh.
     pub resetting: bool,
+    /// The feature gates that decide whether an exited container runs again (the phase) and
+    /// whether the pod resets (its condition).
+    pub restart_gates: RestartGates,
 }
 
 /// Why a container is not running, as the pod actor knows it.
@@ -160,7 +164,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .flatten()
             .collect(),
         terminal: (knowledge.terminating || knowledge.failure.is_some()) && !any_running,
-        restarting: reset::restarting(spec, &attempts, previous, knowledge.resetting),
+        restarting: reset::restarting(spec, &attempts, previous, knowledge),
     };
     let build = |c: &Container, kind: Kind, default_reason: &str| {
         builder.build(c, kind, attempts.get(c.name.as_str()), default_reason)
@@ -188,7 +192,13 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
     let phase = if knowledge.failure.is_some() {
         phase::FAILED
     } else {
-        phase::of(spec, &init, &regular, builder.terminal)
+        phase::of(
+            spec,
+            &init,
+            &regular,
+            builder.terminal,
+            knowledge.restart_gates,
+        )
     };
     let (pod_ip, pod_ips) = network::pod_ips(
         spec,
@@ -208,7 +218,13 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .collect(),
         api_conditions: &knowledge.api_conditions,
         phase,
-        restarting_all: reset::condition(spec, &attempts, builder.restarting, phase),
+        restarting_all: reset::condition(
+            spec,
+            &attempts,
+            builder.restarting,
+            phase,
+            knowledge.restart_gates,
+        ),
     };
     let now = knowledge.now.clone().unwrap_or_else(time::now);
     let conditions = conditions::build(

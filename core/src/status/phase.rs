@@ -4,7 +4,7 @@ use k8s_openapi::api::core::v1::{ContainerStatus, PodSpec};
 
 use super::container::Kind;
 use super::reset::removed_by_reset;
-use crate::restart::{pod_policy, restarts_after_exit};
+use crate::restart::{pod_policy, restarts_after_exit, RestartGates};
 
 /// Not every container has started yet.
 pub(super) const PENDING: &str = "Pending";
@@ -47,8 +47,9 @@ pub(super) fn of(
     init: &[(Kind, ContainerStatus)],
     regular: &[ContainerStatus],
     terminal: bool,
+    gates: RestartGates,
 ) -> &'static str {
-    let policy = pod_policy(Some(spec));
+    let policy = pod_policy(Some(spec), gates);
     let init_specs = spec.init_containers.iter().flatten();
     let mut init_pending = false;
     let mut init_failed_for_good = false;

@@ -12,7 +12,8 @@ use k8s_openapi::api::core::v1::{
 };
 
 use super::runtime::{self, Attempts};
-use crate::restart::{may_restart_all, restarts_all};
+use super::Knowledge;
+use crate::restart::{may_restart_all, pod_policy, restarts_all, RestartGates};
 
 /// The pod condition: its containers are being taken out to be started afresh.
 pub(super) const ALL_CONTAINERS_RESTARTING: &str = "AllContainersRestarting";
@@ -32,8 +33,12 @@ pub(super) fn restarting(
     spec: &PodSpec,
     attempts: &BTreeMap<&str, Attempts<'_>>,
     previous: &PodStatus,
-    resetting: bool,
+    knowledge: &Knowledge,
 ) -> bool {
+    let pod = pod_policy(Some(spec), knowledge.restart_gates);
+    if !may_restart_all(spec, knowledge.restart_gates) {
+        return false;
+    }
     let containers = || {
         spec.init_containers
             .iter()
@@ -43,7 +48,7 @@ pub(super) fn restarting(
     let in_runtime = containers().any(|c| {
         attempts.get(c.name.as_str()).is_some_and(|a| {
             runtime::state(a.latest) == k8s_cri::v1::ContainerState::ContainerExited
-                && restarts_all(c, a.latest.exit_code)
+                && restarts_all(pod, c, a.latest.exit_code)
         })
     });
     let condition_was_true = previous
@@ -61,10 +66,10 @@ pub(super) fn restarting(
                 && s.state
                     .as_ref()
                     .and_then(|state| state.terminated.as_ref())
-                    .is_some_and(|t| restarts_all(c, t.exit_code))
+                    .is_some_and(|t| restarts_all(pod, c, t.exit_code))
         })
     });
-    resetting || in_runtime || condition_was_true || shown_before
+    knowledge.resetting || in_runtime || condition_was_true || shown_before
 }
 
 /// The `AllContainersRestarting` condition of a pod that has a `RestartAllContainers` rule
@@ -75,8 +80,9 @@ pub(super) fn condition(
     attempts: &BTreeMap<&str, Attempts<'_>>,
     restarting: bool,
     phase: &str,
+    gates: RestartGates,
 ) -> Option<PodCondition> {
-    if !may_restart_all(spec) {
+    if !may_restart_all(spec, gates) {
         return None;
     }
     let reason = match phase {
