@@ -163,6 +163,49 @@ fn a_new_image_starts_at_once_without_the_old_images_crash_loop_back_off() {
 }
 
 #[test]
+fn a_container_replaced_for_a_new_image_does_not_inherit_the_old_back_off() {
+    // The old spec crash-loops up to its 4 s cap; the new image's first crash restarts it at
+    // once, as upstream's back-off keyed by the image does. (Before, the restart count carried
+    // over from the old image was read as the new one's: 4 s.)
+    let config = TestConfig::new()
+        .kubelet("crashLoopBackOff:\n  maxContainerRestartPeriod: 4s\n")
+        .sergeant("crashLoopBackOff:\n  initialPeriod: 1s\n");
+    let node = Managed::start_with("pods-upd-fresh", &[], config, &[]);
+    node.create(
+        "upd-fresh",
+        &format!(
+            "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sh, -c, 'sleep 3; exit 1']\n"
+        ),
+    );
+    let old = node.wait_pod("upd-fresh", "running after four restarts", |p| {
+        restarts(p, "main") >= 4 && running(p, "main")
+    });
+    let replaced_at = restarts(&old, "main") + 1;
+    set_image(&node, "upd-fresh", "main", HTTPD);
+    // Started for the new image (one more restart), crashed after 3 s, restarted (one more).
+    let after = node.wait_pod("upd-fresh", "the new image restarted after a crash", |p| {
+        container(p, "containerStatuses", "main")["image"] == HTTPD
+            && restarts(p, "main") > replaced_at
+            && running(p, "main")
+    });
+    let main = container(&after, "containerStatuses", "main");
+    let time = |pointer: &str| {
+        let text = main
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        text.parse::<k8s_openapi::jiff::Timestamp>()
+            .unwrap_or_else(|e| panic!("{pointer} {text:?}: {e}: {after}"))
+            .as_second()
+    };
+    let waited = time("/state/running/startedAt") - time("/lastState/terminated/finishedAt");
+    assert!(
+        waited <= 2,
+        "the new image's first crash waited {waited} s (the old back-off): {after}"
+    );
+}
+
+#[test]
 fn a_lowered_active_deadline_fails_the_running_pod_on_time() {
     const NEW_DEADLINE: u64 = 5;
     let node = Managed::start("upd-deadline", &[]);

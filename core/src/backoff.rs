@@ -91,6 +91,17 @@ impl Backoff {
         delay
     }
 
+    /// Notes that `container` starts without owing a wait (its first instance, or one that
+    /// replaces an instance of another spec): its back-off starts over, and a restart count
+    /// carried over from instances of the old spec is not read as one of this spec's
+    /// ([`Backoff::resume`] leaves a known container alone). A record it has is kept.
+    pub fn fresh(&mut self, container: &str) {
+        self.entries.entry(container.to_owned()).or_insert(Entry {
+            delay: Duration::ZERO,
+            until: None,
+        });
+    }
+
     /// Records a failed attempt at `key` (an image pull) at `now`; returns how long the next
     /// attempt waits from now.
     pub fn failed(&mut self, key: &str, now: Instant, policy: BackoffPolicy) -> Duration {
@@ -106,10 +117,12 @@ impl Backoff {
     }
 
     /// The wait after the one `key` owes now: the initial period at first (or after a run of
-    /// ten minutes), else twice the last, up to the maximum.
+    /// ten minutes, or when it owed none), else twice the last, up to the maximum.
     fn next_delay(&self, key: &str, ran_for: Duration, policy: BackoffPolicy) -> Duration {
         match self.entries.get(key) {
-            Some(entry) if ran_for < RESET_AFTER_RUNNING => (entry.delay * 2).min(policy.max),
+            Some(entry) if ran_for < RESET_AFTER_RUNNING && !entry.delay.is_zero() => {
+                (entry.delay * 2).min(policy.max)
+            }
             _ => policy.initial.min(policy.max),
         }
     }
@@ -196,6 +209,32 @@ mod tests {
         assert!(backoff
             .wait_after_exit("c", exited, exited + Duration::from_secs(10))
             .is_ok());
+    }
+
+    #[test]
+    fn a_fresh_container_owes_nothing_then_backs_off_from_the_start_and_is_not_resumed() {
+        let mut backoff = Backoff::default();
+        let now = Instant::now();
+        backoff.fresh("c");
+        assert!(backoff.wait_after_exit("c", now, now).is_ok());
+        backoff.resume("c", 9, POLICY);
+        assert_eq!(
+            backoff.delay("c"),
+            Some(Duration::ZERO),
+            "a restart count of the old spec is not this one's"
+        );
+        assert_eq!(
+            backoff
+                .restarted("c", Duration::from_secs(1), POLICY)
+                .as_secs(),
+            10
+        );
+        backoff.fresh("c");
+        assert_eq!(
+            backoff.delay("c"),
+            Some(Duration::from_secs(10)),
+            "a record is kept"
+        );
     }
 
     #[test]

@@ -56,6 +56,10 @@ pub(super) fn start_or_wait(
         .map_or(0, |c| c.restart_count().saturating_add(1));
     let exited =
         previous.filter(|p| has_stopped(p) || input.probes.failed.contains_key(&p.status.id));
+    if previous.is_none() {
+        // A first instance, or one replacing another spec's: its back-off starts over.
+        actions.restarts.fresh(&backoff_key(container));
+    }
     let after_exit = exited.map(|exited| {
         let key = backoff_key(container);
         if !definition_changed(exited, container) {
