@@ -88,6 +88,9 @@ pub fn prepare_container_log_dir(
     Ok(dir)
 }
 
+/// The mode of a termination-message file: read and write for every user.
+const TERMINATION_LOG_MODE: u32 = 0o666;
+
 /// Creates the empty host file the container's termination message goes to (emptying a
 /// leftover from an earlier try of the same restart) and returns its path; `None` when the
 /// container has no termination message path.
@@ -109,6 +112,9 @@ pub fn prepare_termination_log(
         std::fs::create_dir_all(dir).map_err(|e| SpecError::host(&display(pod), dir, &e))?;
     }
     std::fs::write(&path, b"").map_err(|e| SpecError::host(&display(pod), &path, &e))?;
+    // Writable by any user, as upstream makes it: a container running as a non-root user
+    // writes its termination message there (the umask would leave it 0644).
+    set_mode(&path, TERMINATION_LOG_MODE).map_err(|e| SpecError::host(&display(pod), &path, &e))?;
     Ok(Some(path))
 }
 
@@ -196,6 +202,8 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(path, root.path().join("pods/uid-1/containers/c/3"));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666, "any container user may write it");
         std::fs::write(&path, "old").unwrap();
         prepare_termination_log(&pod, &container, 3, &node).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
