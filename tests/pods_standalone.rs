@@ -529,12 +529,15 @@ fn volumes_are_handed_to_the_fs_group_a_non_root_user_runs_with() {
     let script = "id -G | grep -qw 2000 || exit 11; \
                   touch /cache/new && test \"$(stat -c %g /cache/new)\" = 2000 || exit 12; \
                   test \"$(stat -c %g /cache)\" = 2000 || exit 13; \
-                  grep -q fsgroup /info/name || exit 14";
+                  grep -q fsgroup /info/name || exit 14; \
+                  test \"$(stat -c %a /scratch)\" = 3777 || exit 15";
     let spec = format!(
         "  restartPolicy: Never\n  securityContext:\n    runAsUser: 1000\n    fsGroup: 2000\n\
          \x20 containers:\n  - name: main\n    image: {SHELL}\n    command: [sh, -c, '{script}']\n\
          \x20   volumeMounts:\n    - {{name: cache, mountPath: /cache}}\n    - {{name: info, mountPath: /info}}\n\
-         \x20 volumes:\n  - name: cache\n    emptyDir: {{}}\n  - name: info\n    downwardAPI:\n      defaultMode: 256\n\
+         \x20   - {{name: memory, mountPath: /scratch, subPath: missing}}\n\
+         \x20 volumes:\n  - name: cache\n    emptyDir: {{}}\n  - name: memory\n    emptyDir: {{medium: Memory}}\n\
+         \x20 - name: info\n    downwardAPI:\n      defaultMode: 256\n\
          \x20     items:\n      - {{path: name, fieldRef: {{fieldPath: metadata.name}}}}\n"
     );
     node.write("fsgroup.yaml", &manifest("fsgroup", &spec));
@@ -545,7 +548,9 @@ fn volumes_are_handed_to_the_fs_group_a_non_root_user_runs_with() {
     assert_eq!(
         main["state"]["terminated"]["exitCode"], 0,
         "11: fsGroup not among the groups; 12: a new file not group-owned; 13: the emptyDir \
-         not group-owned; 14: the downwardAPI file of mode 0400 unreadable: {pod}"
+         not group-owned; 14: the downwardAPI file of mode 0400 unreadable; 15: a missing \
+         subPath of a memory emptyDir not made as its root (sticky 1777, setgid for the fsGroup, \
+         as upstream): {pod}"
     );
 }
 

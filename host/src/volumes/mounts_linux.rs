@@ -17,7 +17,7 @@ pub(super) fn node_mounts() -> Result<Vec<MountEntry>, String> {
     mountinfo::mounts()
 }
 
-/// Mounts a tmpfs with `options` (`mode=…,size=…`) on `path`, without setuid or devices.
+/// Mounts a tmpfs with `options` (`size=…`, or none) on `path`, without setuid or devices.
 ///
 /// # Errors
 ///

@@ -153,14 +153,17 @@ fn make_empty_dir(
     let path = &volume.host_path;
     let io = |e: std::io::Error| sergeant_core::spec::io_reason(&e);
     std::fs::create_dir_all(path).map_err(io)?;
-    if volume.is_memory && !is_mounted(mounts, path, "tmpfs") {
-        let mut options = format!("mode={EMPTY_DIR_MODE:o}");
-        if let Some(bytes) = size_limit_bytes {
-            options.push_str(&format!(",size={bytes}"));
-        }
+    if is_mounted(mounts, path, "tmpfs") {
+        return Ok(());
+    }
+    set_mode(path, EMPTY_DIR_MODE).map_err(io)?;
+    if volume.is_memory {
+        // No mode: the tmpfs root keeps the kernel's 1777 (world-writable, sticky), as upstream
+        // mounts it; fsGroup then adds setgid (conformance expects `dgtrwxrwxrwx`).
+        let options = size_limit_bytes.map_or_else(String::new, |bytes| format!("size={bytes}"));
         mount_tmpfs(path, &options)?;
     }
-    set_mode(path, EMPTY_DIR_MODE).map_err(io)
+    Ok(())
 }
 
 /// Unmounts everything mounted under `<root_dir>/pods/<uid>` (subPath bind mounts first,
@@ -283,6 +286,11 @@ mod tests {
             "one tmpfs, mounted once"
         );
         assert!(is_mounted(&mounts, mem, "tmpfs"));
+        assert_eq!(
+            std::fs::metadata(mem).unwrap().permissions().mode() & 0o7777,
+            0o1777,
+            "a tmpfs root is world-writable and sticky, as upstream mounts it"
+        );
         let disk = &plan.get("disk").unwrap().host_path;
         assert_eq!(
             std::fs::metadata(disk).unwrap().permissions().mode() & 0o777,
