@@ -95,6 +95,44 @@ fn a_crash_loop_is_one_back_off_event_whose_count_grows() {
 }
 
 #[test]
+fn a_probe_redirected_to_another_host_passes_with_a_probe_warning_event() {
+    let managed = fast_backoff("pods-events-redirect");
+    // Answers every request, once read, with a redirect to another host, as agnhost's
+    // /redirect does in upstream's conformance spec.
+    let host = tempfile::tempdir().expect("a host dir");
+    fs::write(
+        host.path().join("answer.sh"),
+        "while read -r line; do [ \"${#line}\" -le 1 ] && break; done\n\
+         printf 'HTTP/1.1 302 Found\\r\\nLocation: http://0.0.0.0/\\r\\nContent-Length: 36\\r\\n\
+         Connection: close\\r\\n\\r\\n<a href=\"http://0.0.0.0/\">Found</a>.'\n",
+    )
+    .expect("the answering script written");
+    let uid = managed.create(
+        "events-redirect",
+        &format!(
+            "  containers:\n  - name: web\n    image: {SHELL}\n    \
+             command: [sh, -c, 'while true; do nc -l -p 8080 -e sh /host/answer.sh; done']\n\
+             \x20   volumeMounts:\n    - {{name: host, mountPath: /host}}\n\
+             \x20   livenessProbe:\n      httpGet: {{path: /redirect, port: 8080}}\n      periodSeconds: 1\n      failureThreshold: 1\n\
+             \x20 volumes:\n  - name: host\n    hostPath: {{path: {}}}\n",
+            host.path().display()
+        ),
+    );
+    let warning = managed.wait_event(("events-redirect", &uid), "ProbeWarning", |_| true);
+    assert_eq!(warning["type"], "Warning", "{warning}");
+    assert_eq!(
+        warning["message"],
+        "Liveness probe warning: Probe terminated redirects, Response body: <a href=\"http://0.0.0.0/\">Found</a>.",
+        "{warning}"
+    );
+    let pod = managed.pod("events-redirect").expect("the pod");
+    assert_eq!(
+        pod["status"]["containerStatuses"][0]["restartCount"], 0,
+        "a redirect elsewhere is a success: {pod}"
+    );
+}
+
+#[test]
 fn a_failing_liveness_probe_is_unhealthy_then_killing() {
     let managed = fast_backoff("pods-events-liveness");
     let uid = managed.create(

@@ -13,6 +13,9 @@ pub mod tcp;
 pub enum Outcome {
     /// The check passed.
     Success(String),
+    /// The check passed with a warning: an HTTP redirect to another host, not followed. As
+    /// upstream, it counts as a success and is told in a `ProbeWarning` event.
+    Warning(String),
     /// The check ran and failed.
     Failure(String),
     /// The check could not run (the runtime was away, a named port is missing); as upstream,
@@ -25,7 +28,7 @@ impl Outcome {
     #[must_use]
     pub const fn label(&self) -> &'static str {
         match self {
-            Self::Success(_) => "successful",
+            Self::Success(_) | Self::Warning(_) => "successful",
             Self::Failure(_) => "failed",
             Self::Unknown(_) => "unknown",
         }

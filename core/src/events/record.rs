@@ -44,6 +44,8 @@ pub mod reason {
     pub const KILLING: &str = "Killing";
     /// A probe failed.
     pub const UNHEALTHY: &str = "Unhealthy";
+    /// A probe passed with a warning (an HTTP redirect to another host, not followed).
+    pub const PROBE_WARNING: &str = "ProbeWarning";
     /// A postStart hook failed.
     pub const FAILED_POST_START_HOOK: &str = "FailedPostStartHook";
     /// A preStop hook failed.

@@ -101,7 +101,7 @@ async fn follow(mut target: HttpTarget) -> Result<HttpAnswer, HttpGetError> {
         if !next.host.eq_ignore_ascii_case(&first_host) {
             return Ok(HttpAnswer {
                 status: response.status().as_u16(),
-                body: String::new(),
+                body: read_body(response).await,
                 redirect_not_followed: Some(next.url()),
             });
         }

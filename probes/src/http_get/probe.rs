@@ -24,9 +24,10 @@ pub async fn probe(
     };
     match get(&request, timeout).await {
         Err(e) => Outcome::Failure(e.to_string()),
-        Ok(answer) if answer.redirect_not_followed.is_some() => {
-            Outcome::Success("Probe terminated redirects".to_owned())
-        }
+        Ok(answer) if answer.redirect_not_followed.is_some() => Outcome::Warning(format!(
+            "Probe terminated redirects, Response body: {}",
+            answer.body
+        )),
         Ok(answer) if (200..400).contains(&answer.status) => Outcome::Success(answer.body),
         Ok(answer) => Outcome::Failure(format!(
             "HTTP probe failed with statuscode: {}",

@@ -163,6 +163,13 @@ impl ProbeWorker {
     fn count(&mut self, outcome: Outcome) {
         let (success, message) = match outcome {
             Outcome::Success(message) => (true, message),
+            Outcome::Warning(message) => {
+                let name = &self.container.name;
+                let warning = format!("{} probe warning: {message}", self.kind.name());
+                self.events
+                    .container(name, EventType::Warning, reason::PROBE_WARNING, warning);
+                (true, message)
+            }
             Outcome::Failure(message) => {
                 self.unhealthy(format!("{} probe failed: {message}", self.kind.name()));
                 (false, message)
