@@ -294,6 +294,36 @@ fn a_pod_whose_app_finished_stops_its_sidecar_and_succeeds() {
 }
 
 #[test]
+fn sidecars_stop_after_the_app_last_defined_first() {
+    // The second sidecar's preStop hook asks the first one (same network) whether it is still
+    // up: it must be, as upstream stops sidecars one at a time in reverse order.
+    let node = Node::start("sidecar-order");
+    let host = tempfile::tempdir().expect("a host dir");
+    let spec = format!(
+        "  terminationGracePeriodSeconds: 10\n  initContainers:\n\
+         \x20 - name: server\n    image: {SHELL}\n    restartPolicy: Always\n    command: [httpd, -f, -p, '8080']\n\
+         \x20 - name: hooked\n    image: {SHELL}\n    restartPolicy: Always\n    command: [sleep, '3600']\n\
+         \x20   lifecycle:\n      preStop:\n        exec:\n          \
+         command: [sh, -c, 'if nc -w 2 127.0.0.1 8080 </dev/null; then echo up; else echo down; fi > /host/server']\n\
+         \x20   volumeMounts:\n    - {{name: host, mountPath: /host}}\n\
+         \x20 containers:\n  - name: app\n    image: {SHELL}\n    command: [sleep, '3600']\n\
+         \x20 volumes:\n  - name: host\n    hostPath:\n      path: {}\n",
+        host.path().display()
+    );
+    node.write("sidecar-order.yaml", &manifest("sidecar-order", &spec));
+    node.wait_pod("sidecar-order", "Running", |p| phase(p) == "Running");
+    node.remove("sidecar-order.yaml");
+    let seen = wait_for("the preStop hook's answer", POD_DEADLINE, || {
+        fs::read_to_string(host.path().join("server")).ok()
+    });
+    assert_eq!(
+        seen.trim(),
+        "up",
+        "the first sidecar was stopped before the second's preStop"
+    );
+}
+
+#[test]
 fn after_kill_9_a_restarted_sergeant_adopts_its_pods_without_restarting_them() {
     let node = Node::start("adopt");
     node.write(

@@ -1,6 +1,6 @@
 //! Stopping a pod's containers: the whole pod when it terminates ([`kill_pod`]: preStop hooks,
-//! then the app containers stopped together within the grace period, then sidecars and init
-//! containers, then the sandbox; then the pod's directory (volumes, subPath mounts), the
+//! then the app containers stopped together within the grace period, then the sidecars one at
+//! a time, last defined first, then the sandbox; then the pod's directory (volumes, subPath mounts), the
 //! sandbox and the pod cgroup removed), a pod that failed as a whole ([`stop_failed_pod`]:
 //! stopped, its volumes torn down), a pod the plan says is done ([`stop_observed`]), and
 //! one container the plan kills ([`kill_container`]).
@@ -18,6 +18,7 @@ use super::hooks;
 use super::observe::observe;
 use crate::events::{container_event, reason, EventType};
 use crate::runtime::RuntimePort;
+use sergeant_core::kind::{termination_groups, ContainerKind};
 use sergeant_core::labels;
 use sergeant_core::runtime::{ObservedContainer, PodRuntime};
 use sergeant_core::spec::{self, NodeContext};
@@ -130,8 +131,9 @@ pub async fn stop_pod(
     Ok(runtime)
 }
 
-/// Stops what `runtime` shows of a pod: preStop hooks, app containers together within the
-/// grace period, then sidecars and init containers, then its sandboxes.
+/// Stops what `runtime` shows of a pod within the grace period, in upstream's order
+/// ([`termination_groups`]): the app containers together (preStop hooks first), then the
+/// sidecars one at a time, last defined first, then anything else; then its sandboxes.
 ///
 /// # Errors
 /// The first runtime failure; the caller retries.
@@ -145,18 +147,18 @@ pub async fn stop_observed(
     let grace = grace.unwrap_or_else(|| grace_of(pod, &running));
     let deadline = Instant::now() + grace;
     let pod_ip = runtime.pod_ip();
-    let (apps, others): (Vec<&ObservedContainer>, Vec<&ObservedContainer>) =
-        running.iter().partition(|c| {
-            c.status
-                .annotations
-                .get(labels::CONTAINER_KIND)
-                .map(String::as_str)
-                == Some("regular")
-        });
-    for group in [apps, others] {
+    let named: Vec<(&str, ContainerKind)> = running
+        .iter()
+        .map(|c| {
+            let label = c.status.annotations.get(labels::CONTAINER_KIND);
+            let kind = label.and_then(|k| ContainerKind::named(k));
+            (c.name(), kind.unwrap_or(ContainerKind::Init))
+        })
+        .collect();
+    for group in termination_groups(pod, &named) {
         let stops = group
             .into_iter()
-            .map(|c| stop_container(port, c, pod, pod_ip.as_deref(), deadline, None));
+            .map(|i| stop_container(port, running[i], pod, pod_ip.as_deref(), deadline, None));
         let results: Vec<_> = stream::iter(stops)
             .buffer_unordered(STOP_CONCURRENCY)
             .collect()
