@@ -171,6 +171,8 @@ pub struct DynamicSupervisor<A: Actor<Context = Context<A>>> {
     env: ChildEnv,
     spec: DynamicSpec<A>,
     children: BTreeMap<String, DynamicChild<A>>,
+    /// How many child records were made, for each its own range of incarnation numbers.
+    lives: u64,
     shutdown: Shutdown,
 }
 
@@ -182,6 +184,7 @@ impl<A: Actor<Context = Context<A>>> DynamicSupervisor<A> {
             env: env.clone(),
             spec,
             children: BTreeMap::new(),
+            lives: 0,
             shutdown: Shutdown::No,
         }
     }
@@ -296,7 +299,10 @@ impl<A: Actor<Context = Context<A>>> Handler<StartChild<A>> for DynamicSuperviso
             child.slot = start.slot;
             return;
         }
-        let life = Life::new(self.env.child(&start.name), &self.spec.policy);
+        // A range of 2^32 incarnations per life: more restarts than a child ever lives through.
+        let life = Life::new(self.env.child(&start.name), &self.spec.policy)
+            .counting_from(self.lives << 32);
+        self.lives += 1;
         self.children.insert(
             start.name.clone(),
             DynamicChild {

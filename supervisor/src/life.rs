@@ -41,6 +41,14 @@ impl Life {
         }
     }
 
+    /// The record, its incarnations counted on from `first`: a dynamic supervisor gives each
+    /// life under a name its own range, so the end of an incarnation of a child stopped on
+    /// purpose is never taken for the end of the one started again under its name.
+    pub(super) fn counting_from(mut self, first: u64) -> Self {
+        self.generation = first;
+        self
+    }
+
     /// Takes `running` as the current incarnation; returns its generation.
     pub(super) fn started(&mut self, running: Running) -> u64 {
         self.generation += 1;

@@ -226,6 +226,38 @@ fn children_come_and_go_and_show_in_the_tree() {
 }
 
 #[test]
+fn a_child_started_again_under_its_name_while_the_old_one_stops_stays_up() {
+    // As a probe worker is replaced when its container restarts: the stop and the new start
+    // are sent together, and the old incarnation's end must not be taken for the new one's.
+    run(async {
+        let (fixture, _root) = fixture(Duration::from_secs(60));
+        let old = fixture.start("a").await;
+        let first = old.send(Order::Incarnation).await.expect("a answers");
+        fixture
+            .supervisor
+            .tell(StopChild::<Worker>::named("a"))
+            .expect("the dynamic supervisor is up");
+        let new = fixture.start("a").await;
+        let second = new
+            .send(Order::Incarnation)
+            .await
+            .expect("the new a answers");
+        assert_ne!(first, second, "a new incarnation");
+        // The old incarnation's end arrives within this second: the new one answers throughout
+        // (an observation window: what is checked is that nothing happens).
+        for _ in 0..20 {
+            actix_rt::time::sleep(Duration::from_millis(50)).await;
+            assert_eq!(
+                new.send(Order::Incarnation).await,
+                Ok(second),
+                "the new incarnation stays in service"
+            );
+        }
+        assert!(fixture.child("a").await.is_some(), "still in the tree");
+    });
+}
+
+#[test]
 fn a_tree_that_skips_isolated_subtrees_asks_no_child_of_a_dynamic_supervisor() {
     run(async {
         let (fixture, _root) = fixture(Duration::from_secs(60));
