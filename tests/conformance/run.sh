@@ -81,6 +81,11 @@ FAST_SPECS=(
     "Projected downwardAPI should provide container's memory limit"
     'Projected secret should be consumable from pods in volume \[Conformance\]'
     '\[sig-storage\] Secrets should be consumable from pods in volume \[Conformance\]'
+    'Container Restart Rules should restart container on rule match'
+    "PodOSRejection Kubelet \[LinuxOnly\] should reject pod when the node OS doesn't match pod's OS"
+    'Job containers restarted by container restart policy should not trigger PodFailurePolicy'
+    'PLR guaranteed qos - 1 container with resize policy \[Environment:NotInUserNS\] no restart resizing cpu \['
+    'Pod InPlace Resize Init Container .* should support resizing a non-sidecar init container'
 )
 
 focus='\[NodeConformance\]'
