@@ -133,3 +133,34 @@ fn pods_get_the_node_address_as_host_ip_and_in_their_environment() {
         format!("HOST_IP={internal_ip}")
     );
 }
+
+#[test]
+fn a_host_network_pod_is_told_the_node_address_as_its_pod_ip() {
+    let node = node("hostnet");
+    node.create(
+        "hostnet-env",
+        &format!(
+            "  hostNetwork: true\n  containers:\n  - name: main\n    image: {SHELL}\n    \
+             command: [sh, -c, 'echo \"POD_IP=$POD_IP HOST_IP=$HOST_IP\"; sleep 3600']\n    \
+             env:\n    - name: POD_IP\n      valueFrom:\n        fieldRef: {{fieldPath: status.podIP}}\n    \
+             - name: HOST_IP\n      valueFrom:\n        fieldRef: {{fieldPath: status.hostIP}}\n"
+        ),
+    );
+    let pod = wait_running(&node, "hostnet-env");
+    let host_ip = pod["status"]["hostIP"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!host_ip.is_empty(), "{}", pod["status"]);
+    assert_eq!(
+        pod["status"]["podIP"],
+        host_ip.as_str(),
+        "{}",
+        pod["status"]
+    );
+    assert_eq!(
+        first_line(&node, "hostnet-env"),
+        format!("POD_IP={host_ip} HOST_IP={host_ip}"),
+        "as upstream's Downward API spec for host-network pods"
+    );
+}

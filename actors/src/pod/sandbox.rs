@@ -15,7 +15,7 @@ use super::sync::SyncInput;
 use super::volume_events::record_volume_failure;
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::spec::{self, PodObjects};
-use sergeant_core::status::sandbox_ips;
+use sergeant_core::status::container_pod_ips;
 use sergeant_core::volumes::{self, Payload, VolumeError, VolumePlan};
 use sergeant_kube_api::fetch_pod_objects;
 
@@ -162,7 +162,7 @@ impl PodSetup {
         Ok(SandboxTarget {
             id,
             config,
-            pod_ips: sandbox_ips(&status),
+            pod_ips: container_pod_ips(input.pod.spec.as_ref(), Some(&status), input.node.node_ip),
         })
     }
 }
@@ -184,12 +184,11 @@ pub(super) fn existing_sandbox(
         .map_or(0, |m| m.attempt);
     let resolv_conf = sergeant_host::dns::read_resolv_conf(&input.node);
     let config = spec::sandbox_config(&input.pod, &input.node, attempt, resolv_conf.as_deref())?;
-    let pod_ips = runtime
+    let status = runtime
         .sandbox_status
         .as_ref()
-        .filter(|s| s.id == sandbox_id)
-        .map(sandbox_ips)
-        .unwrap_or_default();
+        .filter(|s| s.id == sandbox_id);
+    let pod_ips = container_pod_ips(input.pod.spec.as_ref(), status, input.node.node_ip);
     Ok(SandboxTarget {
         id: sandbox_id.to_owned(),
         config,

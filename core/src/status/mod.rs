@@ -17,7 +17,7 @@ mod resources;
 mod runtime;
 mod time;
 
-pub use self::network::sandbox_ips;
+pub use self::network::{container_pod_ips, sandbox_ips};
 pub use self::time::at as api_time;
 
 #[cfg(test)]

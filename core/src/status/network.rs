@@ -43,6 +43,21 @@ pub(super) fn pod_ips(
     )
 }
 
+/// The pod's addresses as its containers are told them (env `fieldRef: status.podIP(s)`): the
+/// node's address for a host-network pod, as upstream (its sandbox has none of its own), else
+/// the sandbox's (none without a sandbox status).
+#[must_use]
+pub fn container_pod_ips(
+    spec: Option<&PodSpec>,
+    sandbox: Option<&cri::PodSandboxStatus>,
+    node_ip: Option<std::net::IpAddr>,
+) -> Vec<String> {
+    if spec.is_some_and(host_network) {
+        return node_ip.map(|ip| vec![ip.to_string()]).unwrap_or_default();
+    }
+    sandbox.map(sandbox_ips).unwrap_or_default()
+}
+
 fn host_network(spec: &PodSpec) -> bool {
     spec.host_network == Some(true)
 }
@@ -79,6 +94,23 @@ mod tests {
             .flatten()
             .map(|ip| ip.ip.as_str())
             .collect()
+    }
+
+    #[test]
+    fn containers_of_a_host_network_pod_are_told_the_node_address() {
+        use super::container_pod_ips;
+        use k8s_openapi::api::core::v1::PodSpec;
+        let host = PodSpec {
+            host_network: Some(true),
+            ..PodSpec::default()
+        };
+        let node_ip = "192.168.1.10".parse().ok();
+        assert_eq!(
+            container_pod_ips(Some(&host), None, node_ip),
+            vec!["192.168.1.10".to_owned()]
+        );
+        assert!(container_pod_ips(Some(&PodSpec::default()), None, node_ip).is_empty());
+        assert!(container_pod_ips(Some(&host), None, None).is_empty());
     }
 
     fn on_node() -> Knowledge {
