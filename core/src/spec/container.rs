@@ -20,7 +20,9 @@ use super::quantity::container_amounts;
 use super::resources::container_resources;
 use super::sandbox::identity_labels;
 use super::security::{check_non_root_image, container_security, ImageUser};
-use super::windows::{container_path, container_windows, host_process_pod, WINDOWS_ETC_HOSTS};
+use super::windows::{
+    container_windows, drive_rooted, host_process_pod, volume_mount_path, WINDOWS_ETC_HOSTS,
+};
 use crate::hash::container_hash;
 use crate::kind::ContainerKind;
 use crate::labels;
@@ -107,6 +109,9 @@ pub fn container_config(
         etc_hosts = None;
     }
     let managed_hosts = etc_hosts.as_ref().map(|path| path.display().to_string());
+    let log_file = termination_log
+        .as_ref()
+        .map(|(path, _)| path.display().to_string());
     let (mut mounts, sub_paths) = container_mounts(
         &id,
         container,
@@ -117,15 +122,16 @@ pub fn container_config(
         etc_hosts,
     )?;
     if node.os == NodeOs::Windows {
-        // Paths inside a Windows container are drive-rooted; the hosts file is where Windows
-        // keeps it.
+        // Inside a Windows container: the hosts file where Windows keeps it, the termination
+        // log on drive c:, relative volume mount paths under c:\.
         for mount in &mut mounts {
-            let hosts = mount.container_path == ETC_HOSTS
-                && managed_hosts.as_deref() == Some(mount.host_path.as_str());
-            mount.container_path = if hosts {
+            let of = |file: &Option<String>| file.as_deref() == Some(mount.host_path.as_str());
+            mount.container_path = if mount.container_path == ETC_HOSTS && of(&managed_hosts) {
                 WINDOWS_ETC_HOSTS.to_owned()
+            } else if of(&log_file) {
+                drive_rooted(&mount.container_path)
             } else {
-                container_path(&mount.container_path)
+                volume_mount_path(&mount.container_path)
             };
         }
     }
