@@ -8,8 +8,9 @@
 #   cri_compare.sh --record-upstream  first builds kubelet.exe (tests/windows/kubelet-build.sh),
 #                                     runs it and stores its record there, then compares
 #
-# An agent runs until every container of the pods has been created or the deadline
-# (WIN_CRI_DEADLINE, 120 s) passes; a pod it refuses shows as requests it did not send. The
+# An agent runs until every container of the pods has been created, or refused with its
+# manifest (sergeant logs "manifest rejected: FILE"), or the deadline (WIN_CRI_DEADLINE,
+# 120 s) passes; a pod it refuses shows as requests it did not send. The
 # comparison (tests/windows/cri_compare.py) prints a table of the differing fields and fails
 # when one is not on its explained allow-list. Records write the agent's run directory as
 # <RUN>. kubelet.exe runs in a Wine prefix of its own (WINEPREFIX_KUBELET), prepared here: the
@@ -86,17 +87,24 @@ prepare_kubelet_prefix() {
         /v BootId /t REG_DWORD /d 1 /f >/dev/null
 }
 
-# created RECORD: how many distinct containers RECORD shows created.
+# created RECORD [LOG]: how many distinct containers RECORD shows created, plus the
+# containers of the manifests LOG says were rejected.
 created() {
-    python3 - "$1" <<'PY'
-import json, sys
+    python3 - "$1" "${2:-}" "$pods" <<'PY'
+import json, pathlib, re, sys, yaml
 seen = set()
 for line in open(sys.argv[1], encoding="utf-8"):
     d = json.loads(line)
     if d["method"] == "CreateContainer":
         r = d["request"]
         seen.add((r["sandbox_config"]["metadata"]["name"], r["config"]["metadata"]["name"]))
-print(len(seen))
+refused = 0
+if sys.argv[2]:
+    log = pathlib.Path(sys.argv[2]).read_text(errors="replace")
+    for name in set(re.findall(r"manifest rejected: [^ ]*\\([^\\ :]+\.yaml)", log)):
+        pod = yaml.safe_load((pathlib.Path(sys.argv[3]) / name).read_text())
+        refused += len(pod["spec"]["containers"])
+print(len(seen) + refused)
 PY
 }
 
@@ -129,7 +137,8 @@ run_agent() {
     WINEPREFIX=$prefix "$WINE" "${args[@]}" >"$dir/$name.log" 2>&1 &
     pids+=($!)
     local agent=$! end=$((SECONDS + deadline_s))
-    until [ "$(created "$dir/requests.jsonl")" -ge "$containers" ] || ((SECONDS >= end)); do
+    until [ "$(created "$dir/requests.jsonl" "$dir/$name.log")" -ge "$containers" ] ||
+        ((SECONDS >= end)); do
         kill -0 "$agent" 2>/dev/null || fail "$name exited early"
         sleep 0.5
     done
