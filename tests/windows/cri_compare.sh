@@ -128,7 +128,7 @@ run_agent() {
         --record "$(win "$dir/requests.jsonl")" >"$dir/fake-cri.log" 2>&1 &
     pids+=($!)
     local fake=$!
-    wait_until "the fake runtime serving $pipe for $name" grep -q "^serving $pipe" "$dir/fake-cri.log"
+    wait_until "the fake runtime serving $pipe for $name" grep -qs "^serving $pipe" "$dir/fake-cri.log"
     local args=() arg
     for arg in "$@"; do
         arg=${arg//\{config\}/$(win "$dir/config.yaml")}
