@@ -3,7 +3,8 @@
 //! built for Windows and run under Wine (tests/windows/run.sh).
 //!
 //! What it shows: a pod's whole lifecycle makes the round trip with its answers intact, the
-//! runtime port's error kinds survive the wire, and container events stream to the client.
+//! runtime port's error kinds survive the wire, container events stream to the client, and a
+//! recording server keeps the requests that shape a pod, one JSON line each.
 
 #[cfg_attr(unix, path = "fake_grpc/endpoint_unix.rs")]
 #[cfg_attr(windows, path = "fake_grpc/endpoint_windows.rs")]
@@ -21,7 +22,7 @@ use sergeant_runtime_adapters::cri::api::{
     PodSandboxConfig, PodSandboxMetadata,
 };
 use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
-use sergeant_runtime_adapters::fake::grpc::Listener;
+use sergeant_runtime_adapters::fake::grpc::{Listener, Recorder};
 use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
 use tokio::sync::oneshot;
 
@@ -34,9 +35,23 @@ fn with_served_fake<F>(runtime: FakeRuntime, test: impl FnOnce(CriClient) -> F)
 where
     F: Future<Output = ()>,
 {
+    with_recording_fake(runtime, None, test);
+}
+
+/// As [`with_served_fake`], the server recording requests with `recorder` when one is given.
+fn with_recording_fake<F>(
+    runtime: FakeRuntime,
+    recorder: Option<Recorder>,
+    test: impl FnOnce(CriClient) -> F,
+) where
+    F: Future<Output = ()>,
+{
     let place = endpoint::fresh();
     actix_rt::System::new().block_on(async move {
-        let listener = Listener::bind(place.endpoint()).expect("bind the fake CRI server");
+        let mut listener = Listener::bind(place.endpoint()).expect("bind the fake CRI server");
+        if let Some(recorder) = recorder {
+            listener = listener.recording(recorder);
+        }
         let (stop, stopped) = oneshot::channel::<()>();
         let server = actix_rt::spawn(listener.serve(FakeAdapter::new(runtime).start(), async {
             drop(stopped.await);
@@ -231,4 +246,38 @@ fn container_events_stream_over_the_wire() {
             "the container's creation came before its start: {seen:?}"
         );
     });
+}
+
+#[test]
+fn a_recording_server_keeps_the_requests_that_shape_a_pod() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("requests.jsonl");
+    let recorder = Recorder::append_to(&file).expect("open the record");
+    with_recording_fake(FakeRuntime::new(), Some(recorder), |cri| async move {
+        let pod = sandbox_config("recorded");
+        let sandbox = cri
+            .run_pod_sandbox(pod.clone(), "handler-a")
+            .await
+            .expect("sandbox");
+        started_container(&cri, &sandbox, pod).await;
+        cri.list_containers(None).await.expect("list");
+    });
+    let record = std::fs::read_to_string(&file).expect("read the record");
+    let lines: Vec<serde_json::Value> = record
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON value per line"))
+        .collect();
+    let methods: Vec<&str> = lines
+        .iter()
+        .map(|line| line["method"].as_str().expect("a method"))
+        .collect();
+    // Start and list calls are not recorded; the pull, the sandbox and the creation are.
+    assert_eq!(methods, ["RunPodSandbox", "PullImage", "CreateContainer"]);
+    let sandbox = &lines[0]["request"];
+    assert_eq!(sandbox["runtime_handler"], "handler-a");
+    assert_eq!(sandbox["config"]["metadata"]["name"], "recorded");
+    assert_eq!(lines[1]["request"]["image"]["image"], "img:1");
+    let container = &lines[2]["request"]["config"];
+    assert_eq!(container["metadata"]["name"], "c");
+    assert_eq!(container["log_path"], "c.log");
 }

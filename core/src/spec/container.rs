@@ -10,6 +10,7 @@ use super::env::{container_env, EnvSources};
 use super::error::SpecError;
 use super::expand::expand;
 use super::hosts::managed_hosts_path;
+use super::hosts::ETC_HOSTS;
 use super::identity::PodIdentity;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
 use super::node::NodeContext;
@@ -19,7 +20,9 @@ use super::quantity::container_amounts;
 use super::resources::container_resources;
 use super::sandbox::identity_labels;
 use super::security::{check_non_root_image, container_security, ImageUser};
-use super::windows::container_windows;
+use super::windows::{
+    container_windows, drive_rooted, host_process_pod, volume_mount_path, WINDOWS_ETC_HOSTS,
+};
 use crate::hash::container_hash;
 use crate::kind::ContainerKind;
 use crate::labels;
@@ -100,8 +103,16 @@ pub fn container_config(
         )),
         None => None,
     };
-    let etc_hosts = managed_hosts_path(pod, &id, node, pod_ip.is_some());
-    let (mounts, sub_paths) = container_mounts(
+    let mut etc_hosts = managed_hosts_path(pod, &id, node, pod_ip.is_some());
+    // A Windows node mounts no hosts file into a HostProcess pod: it uses the host's.
+    if node.os == NodeOs::Windows && host_process_pod(&id.display, spec)? {
+        etc_hosts = None;
+    }
+    let managed_hosts = etc_hosts.as_ref().map(|path| path.display().to_string());
+    let log_file = termination_log
+        .as_ref()
+        .map(|(path, _)| path.display().to_string());
+    let (mut mounts, sub_paths) = container_mounts(
         &id,
         container,
         &field,
@@ -110,6 +121,26 @@ pub fn container_config(
         termination_log,
         etc_hosts,
     )?;
+    if node.os == NodeOs::Windows {
+        // Inside a Windows container: the hosts file where Windows keeps it, the termination
+        // log on drive c:, relative volume mount paths under c:\.
+        for mount in &mut mounts {
+            let of = |file: &Option<String>| file.as_deref() == Some(mount.host_path.as_str());
+            mount.container_path = if mount.container_path == ETC_HOSTS && of(&managed_hosts) {
+                WINDOWS_ETC_HOSTS.to_owned()
+            } else if of(&log_file) {
+                drive_rooted(&mount.container_path)
+            } else {
+                volume_mount_path(&mount.container_path)
+            };
+        }
+    }
+    // The log file's path under the pod's log directory, in the node's own separators.
+    let separator = if node.os == NodeOs::Windows {
+        '\\'
+    } else {
+        '/'
+    };
     let (linux, windows) = match node.os {
         NodeOs::Linux => (
             Some(LinuxContainerConfig {
@@ -158,7 +189,7 @@ pub fn container_config(
         mounts,
         labels: container_labels,
         annotations: annotations(spec, container, kind, restart_count, message_path),
-        log_path: format!("{}/{restart_count}.log", container.name),
+        log_path: format!("{}{separator}{restart_count}.log", container.name),
         stdin: container.stdin.unwrap_or(false),
         stdin_once: container.stdin_once.unwrap_or(false),
         tty: container.tty.unwrap_or(false),

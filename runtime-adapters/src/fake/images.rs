@@ -55,10 +55,15 @@ fn requested<'a>(
     }
 }
 
+/// The size every fake image reports, in bytes. Not zero: a runtime never stores an empty
+/// image, and upstream's kubelet refuses an image status without an id or a size.
+const IMAGE_SIZE: u64 = 1 << 20;
+
 /// The CRI description of the image stored under `normalized`.
 fn describe(normalized: &str) -> cri::Image {
     cri::Image {
         id: image_id(normalized),
+        size: IMAGE_SIZE,
         repo_tags: repo_tags(normalized),
         repo_digests: vec![repo_digest(normalized)],
         spec: Some(cri::ImageSpec {

@@ -9,6 +9,7 @@
 
 mod host_process;
 mod options;
+mod paths;
 mod resources;
 
 #[cfg(test)]
@@ -26,6 +27,7 @@ use super::security::ImageUser;
 use options::WindowsOptions;
 
 pub use host_process::host_process_pod;
+pub use paths::{drive_rooted, volume_mount_path, WINDOWS_ETC_HOSTS};
 pub use resources::{cpu_maximum, windows_resources};
 
 /// The sandbox's Windows settings: the pod-level `runAsUserName` and gMSA credential spec, and

@@ -424,3 +424,63 @@ fn a_linux_node_sends_no_windows_half() {
     assert_eq!(sandbox.windows, None);
     assert_ne!(sandbox.linux.expect("linux").cgroup_parent, "");
 }
+
+/// The mounts of the first container of `pod` on `node` with sandbox address `pod_ip`, as
+/// (container path, host path) pairs, and its log path.
+fn mounts_and_log(
+    pod: &Pod,
+    node: &crate::spec::NodeContext,
+    pod_ip: Option<&str>,
+) -> (Vec<(String, String)>, String) {
+    let spec = pod.spec.as_ref().expect("spec");
+    let plan = VolumePlan::for_pod(pod, node).expect("volume plan");
+    let config = container_config(
+        pod,
+        &spec.containers[0],
+        ContainerKind::Regular,
+        2,
+        node,
+        &plan,
+        pod_ip,
+        &PodObjects::default(),
+        &ImageUser::Name(String::new()),
+    )
+    .expect("container config")
+    .config;
+    let mounts = config
+        .mounts
+        .into_iter()
+        .map(|m| (m.container_path, m.host_path))
+        .collect();
+    (mounts, config.log_path)
+}
+
+#[test]
+fn a_windows_node_sends_drive_rooted_container_paths_and_backslashed_log_paths() {
+    let node = windows_node();
+    let pod = pod_with(vec![resources("app", &[], &[])], vec![]);
+    let name = "app";
+    let (mounts, log_path) = mounts_and_log(&pod, &node, Some("10.0.0.5"));
+    let paths: Vec<&str> = mounts.iter().map(|(inside, _)| inside.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["c:/dev/termination-log", WINDOWS_ETC_HOSTS],
+        "the termination log on drive c:, the hosts file where Windows keeps it"
+    );
+    assert_eq!(log_path, format!("{name}\\2.log"));
+
+    let (mounts, _) = mounts_and_log(&host_process_pod_with_limits(), &node, None);
+    let paths: Vec<&str> = mounts.iter().map(|(inside, _)| inside.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["c:/dev/termination-log"],
+        "a HostProcess pod uses the host's hosts file"
+    );
+
+    let mut linux = windows_node();
+    linux.os = NodeOs::Linux;
+    let (mounts, log_path) = mounts_and_log(&pod, &linux, Some("10.0.0.5"));
+    let paths: Vec<&str> = mounts.iter().map(|(inside, _)| inside.as_str()).collect();
+    assert_eq!(paths, ["/dev/termination-log", "/etc/hosts"]);
+    assert_eq!(log_path, format!("{name}/2.log"));
+}

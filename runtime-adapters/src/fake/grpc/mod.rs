@@ -7,6 +7,7 @@
 //! so `sergeant.exe` with its ordinary CRI adapter runs static pods against it under Wine. The
 //! `sergeant-fake-cri` binary is the entry point an operator or a test starts.
 
+mod record;
 mod service;
 mod status;
 
@@ -28,6 +29,7 @@ use k8s_cri::v1::image_service_server::ImageServiceServer;
 use k8s_cri::v1::runtime_service_server::RuntimeServiceServer;
 use sergeant_config::Endpoint;
 
+pub use record::{Recorder, RECORDED};
 pub use service::FakeCriService;
 
 use super::FakeAdapter;
@@ -69,6 +71,7 @@ pub enum ServeError {
 pub struct Listener {
     endpoint: Endpoint,
     incoming: platform::Incoming,
+    recorder: Option<Recorder>,
 }
 
 impl std::fmt::Debug for Listener {
@@ -89,7 +92,17 @@ impl Listener {
         Ok(Self {
             endpoint: endpoint.clone(),
             incoming: platform::incoming(endpoint)?,
+            recorder: None,
         })
+    }
+
+    /// The same listener, its server recording the requests [`Recorder`] keeps.
+    #[must_use]
+    pub fn recording(self, recorder: Recorder) -> Self {
+        Self {
+            recorder: Some(recorder),
+            ..self
+        }
     }
 
     /// Serves `adapter` as a CRI runtime and image service until `shutdown` resolves. Must
@@ -102,7 +115,10 @@ impl Listener {
         adapter: Addr<FakeAdapter>,
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), ServeError> {
-        let service = FakeCriService::new(adapter);
+        let mut service = FakeCriService::new(adapter);
+        if let Some(recorder) = self.recorder {
+            service = service.recording(recorder);
+        }
         let endpoint = self.endpoint;
         tonic::transport::Server::builder()
             .add_service(RuntimeServiceServer::new(service.clone()))

@@ -12,6 +12,7 @@ use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeOperation};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use super::record::Recorder;
 use super::status::to_status;
 use crate::fake::FakeAdapter;
 
@@ -24,13 +25,26 @@ use crate::fake::FakeAdapter;
 #[derive(Debug, Clone)]
 pub struct FakeCriService {
     adapter: Addr<FakeAdapter>,
+    recorder: Option<Recorder>,
 }
 
 impl FakeCriService {
     /// A service answering from `adapter`.
     #[must_use]
     pub fn new(adapter: Addr<FakeAdapter>) -> Self {
-        Self { adapter }
+        Self {
+            adapter,
+            recorder: None,
+        }
+    }
+
+    /// The same service, recording the requests [`Recorder`] keeps before answering them.
+    #[must_use]
+    pub fn recording(self, recorder: Recorder) -> Self {
+        Self {
+            recorder: Some(recorder),
+            ..self
+        }
     }
 
     /// Sends `request` to the adapter and returns its answer, or the error as a status.
@@ -57,8 +71,9 @@ fn unimplemented<T>(method: &str) -> Result<Response<T>, Status> {
 }
 
 /// Implements `$service` for [`FakeCriService`]: each listed method forwards its request to
-/// the adapter, each method after `unimplemented` answers `Unimplemented`, and `$extra` items
-/// are copied in as written.
+/// the adapter (recording it first when the service records; the method's name is the
+/// request type's without `Request`), each method after `unimplemented` answers
+/// `Unimplemented`, and `$extra` items are copied in as written.
 macro_rules! fake_service {
     (
         $service:ident;
@@ -73,7 +88,12 @@ macro_rules! fake_service {
                     &self,
                     request: Request<cri::$request>,
                 ) -> Result<Response<cri::$response>, Status> {
-                    self.call(request.into_inner()).await
+                    let request = request.into_inner();
+                    if let Some(recorder) = &self.recorder {
+                        let method = stringify!($request);
+                        recorder.record(method.strip_suffix("Request").unwrap_or(method), &request);
+                    }
+                    self.call(request).await
                 }
             )*
             $(
