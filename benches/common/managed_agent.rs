@@ -13,18 +13,8 @@ use serde_json::Value;
 use crate::harness::cluster::Cluster;
 use crate::harness::free_port;
 use crate::harness::managed::{cri_endpoint, Managed};
+use crate::harness::TestConfig;
 use crate::isolation::Isolation;
-
-/// Where the results files go (made if missing): `$SERGEANT_RESULTS_DIR`, or
-/// `target/bench-results` of the repository.
-pub fn results_dir() -> PathBuf {
-    let dir = std::env::var_os("SERGEANT_RESULTS_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-results"),
-        PathBuf::from,
-    );
-    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    dir
-}
 
 /// The agents to compare: sergeant, and the upstream kubelet when `UPSTREAM_KUBELET` names its
 /// binary (tests/bench.sh sets it), each with the name its results go under.
@@ -39,7 +29,9 @@ pub fn agent_kinds() -> Vec<(&'static str, Option<PathBuf>)> {
 
 /// The upstream kubelet registered with the control plane; killed when dropped.
 pub struct Upstream {
+    /// The kubelet's process.
     pub child: Child,
+    /// Where its output goes.
     pub log: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -104,11 +96,50 @@ impl Drop for Upstream {
 
 /// The agent under measurement.
 pub enum Agent {
+    /// sergeant, through the test harness.
     Sergeant(Box<Managed>),
+    /// The upstream kubelet.
     Upstream(Upstream),
 }
 
 impl Agent {
+    /// Starts sergeant (`binary` `None`) or the upstream kubelet at `binary` as Node `node`,
+    /// with `isolation`, talking to the API server at `server` (`None`: the shared one). The
+    /// upstream kubelet's output goes to `log`; sergeant's stays with the harness
+    /// ([`Agent::log`]).
+    pub fn start(
+        cluster: &Cluster,
+        binary: Option<&Path>,
+        node: &str,
+        server: Option<&str>,
+        isolation: &Isolation,
+        log: &Path,
+    ) -> Self {
+        match binary {
+            None => {
+                let config = TestConfig::new().kubelet(&isolation.kubelet_config());
+                Agent::Sergeant(Box::new(match server {
+                    None => Managed::start_with(node, &[], config, &[]),
+                    Some(server) => Managed::start_via(server, node, &[], config, &[]),
+                }))
+            }
+            Some(binary) => {
+                let kubeconfig = match server {
+                    None => cluster.node_kubeconfig(node),
+                    Some(server) => cluster.node_kubeconfig_at(node, server),
+                };
+                Agent::Upstream(Upstream::start(
+                    binary,
+                    cluster,
+                    &kubeconfig,
+                    node,
+                    isolation,
+                    log,
+                ))
+            }
+        }
+    }
+
     /// How the agent's process ended, if it did.
     pub fn exited(&mut self) -> Option<String> {
         match self {
