@@ -1,7 +1,7 @@
 //! The node agents the managed-mode benchmarks compare, registered with the test control plane
 //! on the benchmark's containerd: sergeant through the test harness, and the upstream kubelet
-//! of the pinned release with the same isolation (see `isolation.rs`); and waiting for either's
-//! Node to be Ready.
+//! of the pinned release with the same isolation (see `isolation.rs`) and the same ports
+//! (healthz, read-only, TLS API, all on loopback); and waiting for either's Node to be Ready.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,8 @@ pub struct Upstream {
 impl Upstream {
     /// Starts `binary` as Node `node` with `kubeconfig` (the node credentials the control
     /// plane issues for it), on the benchmark's containerd, with `isolation`'s cgroup root and
-    /// pod logs directory, writing its log to `log`.
+    /// pod logs directory, writing its log to `log`. Like sergeant's test configuration, it
+    /// serves a read-only port besides the healthz and TLS ones.
     pub fn start(
         binary: &Path,
         cluster: &Cluster,
@@ -54,9 +55,10 @@ impl Upstream {
             &config,
             format!(
                 "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
-                 healthzPort: {}\nreadOnlyPort: 0\nport: {}\ncontainerRuntimeEndpoint: {}\ncgroupDriver: cgroupfs\n\
+                 healthzPort: {}\nreadOnlyPort: {}\nport: {}\ncontainerRuntimeEndpoint: {}\ncgroupDriver: cgroupfs\n\
                  failSwapOn: false\nfailCgroupV1: false\n{}authentication:\n  anonymous: {{enabled: false}}\n  \
                  x509: {{clientCAFile: {}}}\nauthorization: {{mode: Webhook}}\n",
+                free_port(),
                 free_port(),
                 free_port(),
                 cri_endpoint(),
