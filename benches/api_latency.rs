@@ -2,18 +2,22 @@
 //! full node, for sergeant and the upstream kubelet (a benchmark, not a test: it prints
 //! numbers and writes them to a results file, it asserts nothing).
 //!
-//! Each agent in turn runs 110 static pods on the same containerd, with the same
-//! KubeletConfiguration; once all run and its summary lists them, each endpoint is read
-//! `REQUESTS` times in a row on each port — the TLS API port (anonymous access allowed, so
-//! both pay the same TLS and authorization path) and the plain read-only port — over one kept
-//! connection, and its p50 and p99 reported. The upstream kubelet is measured when
-//! `UPSTREAM_KUBELET` names its binary. Needs SERGEANT_CRI_ENDPOINT (see tests/bench.sh).
+//! A round starts the agent afresh with 110 static pods on the benchmark's containerd, with
+//! the same KubeletConfiguration for both agents; once all run and its summary lists them,
+//! each endpoint is read `REQUESTS` times in a row on each port — the TLS API port (anonymous
+//! access allowed, so both pay the same TLS and authorization path) and the plain read-only
+//! port — over one kept connection, and its p50 and p99 reported. The upstream kubelet is
+//! measured when `UPSTREAM_KUBELET` names its binary; `SERGEANT_BENCH_ROUNDS` rounds per
+//! agent, interleaved (see `common/rounds.rs`), each printed as it comes and their median,
+//! min and max per agent at the end. Needs SERGEANT_CRI_ENDPOINT (see tests/bench.sh).
 //! Results go to `$SERGEANT_RESULTS_DIR/api_latency.json` (default `target/bench-results`).
 
 mod common;
 
 use std::time::{Duration, Instant};
 
+use common::rounds::Rounds;
+use common::stats::percentile;
 use common::{all, containers_running, wait_for, Agent, Kind};
 use serde_json::{json, Value};
 
@@ -40,11 +44,7 @@ fn latency(agent: &Agent, url: &str) -> (f64, f64) {
         })
         .collect();
     times.sort();
-    let at = |q: f64| {
-        let index = ((times.len() as f64 * q).ceil() as usize).clamp(1, times.len()) - 1;
-        times[index].as_secs_f64() * 1e3
-    };
-    (at(0.50), at(0.99))
+    (percentile(&times, 0.50), percentile(&times, 0.99))
 }
 
 /// How many pods the summary at `url` lists, once it answers.
@@ -67,7 +67,7 @@ fn mean_sample_ms(agent: &Agent) -> Option<f64> {
     Some(value("sum")? / value("count")?.max(1.0) * 1e3)
 }
 
-/// Runs the agent with the pods and measures every endpoint on both ports.
+/// One round: a fresh agent with the pods, every endpoint measured on both ports.
 fn measure(kind: &Kind, endpoint: &str) -> Value {
     let agent = Agent::start(kind, endpoint);
     agent.write_pods(0, PODS);
@@ -104,12 +104,19 @@ fn main() {
     let endpoint = common::endpoint();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("{PODS} pods, {REQUESTS} requests per endpoint and port; load {load}");
-    let mut report = json!({"benchmark": "api_latency", "pods": PODS, "requests": REQUESTS});
-    for kind in &Kind::from_env() {
-        report[kind.name()] = measure(kind, &endpoint);
-    }
-    report["load_after"] = json!(std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .trim());
-    common::write_results("api_latency.json", &report);
+    let report = json!({"benchmark": "api_latency", "runtime": endpoint, "pods": PODS,
+        "requests": REQUESTS, "load_before": load.trim()});
+    let mut rounds = Rounds::new("api_latency.json", report);
+    rounds.run(
+        &Kind::from_env(),
+        |kind| kind.name().to_owned(),
+        |kind, _| {
+            let mut numbers = measure(kind, &endpoint);
+            numbers["load_after"] = json!(std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .trim());
+            numbers
+        },
+    );
+    rounds.finish();
 }

@@ -11,9 +11,10 @@
 //! under measurement at it, and counts the audit events of `system:node:<node>` received in the
 //! measured window, by verb and resource. A long-running watch counts once, when it is opened.
 //!
-//! Rounds alternate between the agents (sergeant, upstream, sergeant, upstream). Each round
-//! starts its agent afresh, creates the pods, waits until all run, lets the agent settle, then
-//! counts for the window. A benchmark: it prints numbers and writes
+//! `SERGEANT_BENCH_ROUNDS` rounds per agent, interleaved (see `common/rounds.rs`), each
+//! printed as it comes and their median, min and max per agent at the end. Each round starts
+//! its agent afresh, creates the pods, waits until all run, lets the agent settle, then counts
+//! for the window. A benchmark: it prints numbers and writes
 //! `$SERGEANT_RESULTS_DIR/managed_idle_api.json`, it asserts nothing.
 //!
 //! Needs SERGEANT_CRI_ENDPOINT and SERGEANT_CONTROL_PLANE_DIR (see tests/bench.sh), on a
@@ -28,6 +29,8 @@ use common as harness;
 mod isolation;
 #[path = "common/managed_agent.rs"]
 mod managed_agent;
+#[path = "common/rounds.rs"]
+mod rounds;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -36,18 +39,16 @@ use std::time::{Duration, Instant, SystemTime};
 
 use common::apiserver::PrivateApiserver;
 use common::cluster::Cluster;
-use common::managed::{cri_endpoint, Managed};
+use common::managed::cri_endpoint;
 use common::node::SHELL;
-use common::TestConfig;
 use isolation::Isolation;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use managed_agent::{agent_kinds, results_dir, wait_ready, Agent, Upstream};
+use managed_agent::{agent_kinds, wait_ready, Agent};
+use rounds::{results_dir, Rounds};
 use serde_json::{json, Value};
 
 /// Pods on the node: upstream's default `maxPods`.
 const PODS: usize = 110;
-/// Measured rounds per agent, interleaved.
-const ROUNDS: usize = 2;
 /// After the last pod runs and before the window opens: the agent finishes what the start-up
 /// left (first status writes, token requests, volume set-ups) and is idle from then on.
 const SETTLE: Duration = Duration::from_secs(30);
@@ -175,26 +176,8 @@ fn round(
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let isolation = Isolation::new(&format!("idle-{name}"), scratch.path());
     let log = results_dir().join(format!("managed_idle_api-{name}-{index}.log"));
-    let mut agent = match binary {
-        None => {
-            let config = TestConfig::new().kubelet(&isolation.kubelet_config());
-            Agent::Sergeant(Box::new(Managed::start_via(
-                &apiserver.url(),
-                &node,
-                &[],
-                config,
-                &[],
-            )))
-        }
-        Some(binary) => Agent::Upstream(Upstream::start(
-            binary,
-            cluster,
-            &cluster.node_kubeconfig_at(&node, &apiserver.url()),
-            &node,
-            &isolation,
-            &log,
-        )),
-    };
+    let server = apiserver.url();
+    let mut agent = Agent::start(cluster, binary, &node, Some(&server), &isolation, &log);
     let measured = (|| {
         wait_ready(cluster, &node, &mut agent, READY_DEADLINE)?;
         let took = run_pods(cluster, &node, &label)?;
@@ -218,7 +201,8 @@ fn round(
     let total: u64 = counts.values().sum();
     let per_second = total as f64 / WINDOW.as_secs_f64();
     println!(
-        "{name:>16} round {index}: {PODS} pods Running after {:.1} s; idle for {} s: {total} requests ({per_second:.2}/s)",
+        "{name:>16} round {}: {PODS} pods Running after {:.1} s; idle for {} s: {total} requests ({per_second:.2}/s)",
+        index + 1,
         took.as_secs_f64(),
         WINDOW.as_secs()
     );
@@ -226,9 +210,7 @@ fn round(
         println!("{:>18}{n:>5} {what}", "");
     }
     Ok(json!({
-        "pods": PODS,
         "running_after_s": took.as_secs_f64(),
-        "window_s": WINDOW.as_secs(),
         "requests": total,
         "requests_per_second": per_second,
         "by_kind": counts,
@@ -238,8 +220,6 @@ fn round(
 
 fn main() {
     let cluster = Cluster::from_env();
-    let kinds = agent_kinds();
-    let dir = results_dir();
     let scratch = tempfile::tempdir().expect("a temporary directory");
     let policy = scratch.path().join("audit-policy.yaml");
     fs::write(&policy, AUDIT_POLICY).expect("audit policy written");
@@ -252,17 +232,19 @@ fn main() {
             audit_log.display()
         ),
     );
-    let mut report = json!({
+    let report = json!({
         "benchmark": "managed_idle_api",
         "runtime": cri_endpoint(),
         "pods": PODS,
         "settle_s": SETTLE.as_secs(),
         "window_s": WINDOW.as_secs(),
     });
-    let mut results: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-    for index in 0..ROUNDS {
-        for (name, binary) in &kinds {
-            let result = round(
+    let mut rounds = Rounds::new("managed_idle_api.json", report);
+    rounds.run(
+        &agent_kinds(),
+        |(name, _)| (*name).to_owned(),
+        |(name, binary), index| {
+            round(
                 &cluster,
                 &apiserver,
                 &audit_log,
@@ -271,29 +253,10 @@ fn main() {
                 index,
             )
             .unwrap_or_else(|why| {
-                println!("{name:>16} round {index}: not measured: {why}");
-                json!({"error": why})
-            });
-            results.entry(name).or_default().push(result);
-        }
-    }
-    for (name, rounds) in results {
-        let rates: Vec<f64> = rounds
-            .iter()
-            .filter_map(|r| r["requests_per_second"].as_f64())
-            .collect();
-        if !rates.is_empty() {
-            let mean = rates.iter().sum::<f64>() / rates.len() as f64;
-            println!(
-                "{name:>16}: mean {mean:.2} requests/s over {} rounds",
-                rates.len()
-            );
-            report[format!("{name}_mean_requests_per_second")] = json!(mean);
-        }
-        report[name] = json!(rounds);
-    }
-    let file = dir.join("managed_idle_api.json");
-    fs::write(&file, serde_json::to_string_pretty(&report).expect("json"))
-        .expect("results written");
-    println!("results: {}", file.display());
+                println!("{name:>16} round {}: not measured: {why}", index + 1);
+                json!({ "error": why })
+            })
+        },
+    );
+    rounds.finish();
 }

@@ -6,13 +6,19 @@
 //! Running (the status manager's target is 100 ms). A benchmark: it prints numbers and writes
 //! `$SERGEANT_RESULTS_DIR/managed_startup.json`, it asserts nothing.
 //!
+//! A round registers a fresh agent as a Node, waits until the Node is Ready, runs one
+//! unmeasured warm-up pod, then a batch of 1 pod and one of 30, each deleted (and its
+//! containers stopped) before the next. `SERGEANT_BENCH_ROUNDS` rounds per agent, interleaved
+//! (see `common/rounds.rs`), each printed as it comes and their median, min and max per agent
+//! at the end.
+//!
 //! Each agent gets a cgroup root and a pod logs directory of its own (see
 //! `common/isolation.rs`: with the defaults the upstream kubelet kills the pods of every other
 //! agent on the machine), and its log goes to
-//! `$SERGEANT_RESULTS_DIR/managed_startup-<agent>.log`. When a round does not see all its pods
-//! Running, or an agent does not get its Node Ready, the benchmark says why (the Node's
-//! conditions and taints, the pods' states, their events, the agent's last errors) on stdout
-//! and in the results file.
+//! `$SERGEANT_RESULTS_DIR/managed_startup-<agent>-<round>.log`. When a batch does not see all
+//! its pods Running, or an agent does not get its Node Ready, the benchmark says why (the
+//! Node's conditions and taints, the pods' states, their events, the agent's last errors) on
+//! stdout and in the results file.
 //!
 //! Needs SERGEANT_CRI_ENDPOINT and SERGEANT_CONTROL_PLANE_DIR (see tests/bench.sh). The
 //! containerd instance must be one of its own (`node-env.sh up --instance bench`): the upstream
@@ -26,31 +32,35 @@ use common as harness;
 mod isolation;
 #[path = "common/managed_agent.rs"]
 mod managed_agent;
+#[path = "common/rounds.rs"]
+mod rounds;
 #[path = "common/stats.rs"]
 mod stats;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use common::cluster::Cluster;
-use common::managed::{cri_endpoint, Managed};
+use common::managed::cri_endpoint;
 use common::node::SHELL;
-use common::TestConfig;
 use isolation::Isolation;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use managed_agent::{agent_kinds, condition, results_dir, wait_ready, Agent, Upstream};
+use managed_agent::{agent_kinds, condition, wait_ready, Agent};
+use rounds::{results_dir, Rounds};
 use serde_json::{json, Value};
 use stats::percentile;
 
-/// Pods per measured round. One unmeasured pod comes first, so that neither agent's numbers
-/// include pulling the images into the fresh containerd, or its own first-pod set-up.
-const ROUNDS: [usize; 2] = [1, 30];
-/// How long a round may take.
-const ROUND_DEADLINE: Duration = Duration::from_secs(300);
+/// Pods per measured batch of a round. One unmeasured pod comes first, so that neither
+/// agent's numbers include pulling the images into the fresh containerd, or its own
+/// first-pod set-up.
+const SIZES: [usize; 2] = [1, 30];
+/// How long a batch may take.
+const BATCH_DEADLINE: Duration = Duration::from_secs(300);
 /// How long an agent may take to get its Node Ready.
 const READY_DEADLINE: Duration = Duration::from_secs(120);
-/// How long the pods of a round may take to go after their deletion.
+/// How long the pods of a batch may take to go after their deletion.
 const DELETE_TIMEOUT: &str = "120s";
 /// How long the agent's containers may take to stop once their pods were deleted.
 const STOP_DEADLINE: Duration = Duration::from_secs(60);
@@ -208,10 +218,10 @@ fn diagnose(cluster: &Cluster, node: &str, label: &str, agent: &mut Agent) -> Ve
     lines
 }
 
-/// One round's outcome: per pod seen Running, creation to Running as a watch saw it; for
+/// One batch's outcome: per pod seen Running, creation to Running as a watch saw it; for
 /// sergeant, per pod, its container's CRI StartContainer returning (sergeant's log line) to
 /// Running as the watch saw it; and, when not all were seen, why.
-struct Round {
+struct Batch {
     took: Vec<Duration>,
     start_to_seen: Vec<Duration>,
     diagnosis: Vec<String>,
@@ -250,15 +260,15 @@ fn start_to_seen_per_pod(log: &str, seen: &BTreeMap<String, SystemTime>) -> Vec<
 
 /// Creates `count` pods on `node` labelled `bench=bench-<node>-<tag>`, measures them, deletes
 /// them again and waits until their containers stopped (no process left in the agent's pod
-/// cgroups of `isolation`), so that no round overlaps the clean-up of the one before.
-fn round(
+/// cgroups of `isolation`), so that no batch overlaps the clean-up of the one before.
+fn batch(
     cluster: &Cluster,
     node: &str,
     tag: &str,
     count: usize,
     agent: &mut Agent,
     isolation: &Isolation,
-) -> Round {
+) -> Batch {
     let label = format!("bench-{node}-{tag}");
     let watch = cluster.watch_pods(
         &["-l", &format!("bench={label}")],
@@ -277,7 +287,7 @@ fn round(
     cluster.apply(&pods);
     let mut running: BTreeMap<String, SystemTime> = BTreeMap::new();
     let mut finished = BTreeMap::new();
-    let deadline = Instant::now() + ROUND_DEADLINE;
+    let deadline = Instant::now() + BATCH_DEADLINE;
     let mut exited = None;
     while running.len() + finished.len() < count && Instant::now() < deadline {
         let Ok((at, line)) = watch.events.recv_timeout(Duration::from_secs(1)) else {
@@ -304,12 +314,12 @@ fn round(
     if running.len() < count {
         if let Some(status) = exited {
             diagnosis.push(format!(
-                "the round ended early: the agent exited ({status})"
+                "the batch ended early: the agent exited ({status})"
             ));
         } else if running.len() + finished.len() == count {
             diagnosis.push(format!("{} pods ended without running", finished.len()));
         } else {
-            diagnosis.push(format!("not all Running within {ROUND_DEADLINE:?}"));
+            diagnosis.push(format!("not all Running within {BATCH_DEADLINE:?}"));
         }
         diagnosis.extend(diagnose(cluster, node, &label, agent));
     }
@@ -341,7 +351,7 @@ fn round(
         Agent::Sergeant(_) => start_to_seen_per_pod(&agent.log(), &running),
         Agent::Upstream(_) => Vec::new(),
     };
-    Round {
+    Batch {
         took: running
             .into_values()
             .map(|at| at.duration_since(created).unwrap_or_default())
@@ -358,12 +368,13 @@ fn print_indented(lines: &[String]) {
     }
 }
 
-/// Runs the warm-up pod and the rounds on `agent`, Node `node`: their results, or why the
-/// Node never got Ready or the warm-up pod never ran.
+/// Runs the warm-up pod and the batches of round `index` on `agent`, Node `node`: their
+/// results, or why the Node never got Ready or the warm-up pod never ran.
 fn measure(
     cluster: &Cluster,
     name: &str,
     node: &str,
+    index: usize,
     agent: &mut Agent,
     isolation: &Isolation,
 ) -> Result<Value, Vec<String>> {
@@ -380,7 +391,14 @@ fn measure(
             return Err(diagnosis);
         }
     }
-    let warm_up = round(cluster, node, "warm-up", 1, agent, isolation);
+    let warm_up = batch(
+        cluster,
+        node,
+        &format!("{index}-warm-up"),
+        1,
+        agent,
+        isolation,
+    );
     let Some(warm_up_took) = warm_up.took.first() else {
         println!("{name:>16}: not measured: the warm-up pod did not run");
         print_indented(&warm_up.diagnosis);
@@ -389,20 +407,27 @@ fn measure(
     let warm_up_ms = warm_up_took.as_secs_f64() * 1e3;
     println!("{name:>16}   1 pod, warm-up (not counted): {warm_up_ms:.1} ms");
     print_indented(&warm_up.diagnosis);
-    let mut rounds = Vec::new();
-    for (i, &count) in ROUNDS.iter().enumerate() {
-        let Round {
+    let mut numbers = json!({ "warm_up_ms": warm_up_ms });
+    for (i, &count) in SIZES.iter().enumerate() {
+        let Batch {
             mut took,
             mut start_to_seen,
             diagnosis,
-        } = round(cluster, node, &i.to_string(), count, agent, isolation);
+        } = batch(
+            cluster,
+            node,
+            &format!("{index}-{i}"),
+            count,
+            agent,
+            isolation,
+        );
         took.sort();
         let (p50, p99) = (percentile(&took, 0.5), percentile(&took, 0.99));
         println!(
             "{name:>16} {count:>3} pods: created → Running seen by a watch: p50 {p50:>7.1} ms, p99 {p99:>7.1} ms ({} of {count} seen)",
             took.len()
         );
-        let mut result = json!({"pods": count, "seen": took.len(), "p50_ms": p50, "p99_ms": p99});
+        let mut result = json!({"seen": took.len(), "p50_ms": p50, "p99_ms": p99});
         if !start_to_seen.is_empty() {
             start_to_seen.sort();
             let (p50, p99) = (
@@ -419,64 +444,55 @@ fn measure(
         if !diagnosis.is_empty() {
             result["diagnosis"] = json!(diagnosis);
         }
-        rounds.push(result);
+        numbers[format!("{count}_pods")] = result;
     }
-    Ok(json!({"warm_up_ms": warm_up_ms, "rounds": rounds}))
+    Ok(numbers)
+}
+
+/// One round of agent `name` (`binary` for the upstream kubelet): a fresh agent registered as
+/// Node `bench-<name>`, measured, stopped, and its Node deleted.
+fn round(cluster: &Cluster, name: &str, binary: Option<&Path>, index: usize) -> Value {
+    let node = format!("bench-{name}").replace('_', "-");
+    // What an interrupted run left: its pods would be adopted, its Node reused.
+    let on_node = format!("spec.nodeName={node}");
+    cluster.kubectl(&[
+        "delete",
+        "pods",
+        "-n",
+        "default",
+        "--field-selector",
+        &on_node,
+        "--grace-period=0",
+        "--force",
+    ]);
+    cluster.kubectl(&["delete", "node", &node, "--ignore-not-found"]);
+    let scratch = tempfile::tempdir().expect("a temporary directory");
+    let isolation = Isolation::new(&format!("managed-{name}"), scratch.path());
+    let log = results_dir().join(format!("managed_startup-{name}-{index}.log"));
+    let mut agent = Agent::start(cluster, binary, &node, None, &isolation, &log);
+    let mut result = match measure(cluster, name, &node, index, &mut agent, &isolation) {
+        Ok(measured) => measured,
+        Err(why) => json!({"error": why}),
+    };
+    result["log"] = json!(log.display().to_string());
+    if let Agent::Sergeant(_) = agent {
+        fs::write(&log, agent.log()).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    }
+    cluster.kubectl(&["delete", "node", &node, "--ignore-not-found"]);
+    // The agent stops before its cgroups go.
+    drop(agent);
+    drop(isolation);
+    result
 }
 
 fn main() {
     let cluster = Cluster::from_env();
-    let kinds = agent_kinds();
-    let dir = results_dir();
-    let mut report = json!({"benchmark": "managed_startup", "runtime": cri_endpoint()});
-    for (name, binary) in &kinds {
-        let node = format!("bench-{name}").replace('_', "-");
-        // What an interrupted run left: its pods would be adopted, its Node reused.
-        let on_node = format!("spec.nodeName={node}");
-        cluster.kubectl(&[
-            "delete",
-            "pods",
-            "-n",
-            "default",
-            "--field-selector",
-            &on_node,
-            "--grace-period=0",
-            "--force",
-        ]);
-        cluster.kubectl(&["delete", "node", &node, "--ignore-not-found"]);
-        let scratch = tempfile::tempdir().expect("a temporary directory");
-        let isolation = Isolation::new(&format!("managed-{name}"), scratch.path());
-        let log = dir.join(format!("managed_startup-{name}.log"));
-        let mut agent = match binary {
-            None => {
-                let config = TestConfig::new().kubelet(&isolation.kubelet_config());
-                Agent::Sergeant(Box::new(Managed::start_with(&node, &[], config, &[])))
-            }
-            Some(binary) => Agent::Upstream(Upstream::start(
-                binary,
-                &cluster,
-                &cluster.node_kubeconfig(&node),
-                &node,
-                &isolation,
-                &log,
-            )),
-        };
-        let mut result = match measure(&cluster, name, &node, &mut agent, &isolation) {
-            Ok(measured) => measured,
-            Err(why) => json!({"error": why}),
-        };
-        result["log"] = json!(log.display().to_string());
-        if let Agent::Sergeant(_) = agent {
-            fs::write(&log, agent.log()).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
-        }
-        report[*name] = result;
-        cluster.kubectl(&["delete", "node", &node, "--ignore-not-found"]);
-        // The agent stops before its cgroups go.
-        drop(agent);
-        drop(isolation);
-    }
-    let file = dir.join("managed_startup.json");
-    fs::write(&file, serde_json::to_string_pretty(&report).expect("json"))
-        .expect("results written");
-    println!("results: {}", file.display());
+    let report = json!({"benchmark": "managed_startup", "runtime": cri_endpoint(), "sizes": SIZES});
+    let mut rounds = Rounds::new("managed_startup.json", report);
+    rounds.run(
+        &agent_kinds(),
+        |(name, _)| (*name).to_owned(),
+        |(name, binary), index| round(&cluster, name, binary.as_deref(), index),
+    );
+    rounds.finish();
 }

@@ -1,12 +1,15 @@
 //! Pod start-up and footprint of sergeant on the real containerd (a benchmark, not a test:
 //! it prints numbers and writes them to a results file, it asserts nothing).
 //!
-//! For 1, 10 and 110 static pods: the time from the manifests being written to every
-//! container running (as `/pods` reports it) and to every pod `Running`, with `/healthz`'s
-//! answer times during that burst; then the agent's RSS
-//! and CPU use while idle with the pods running. The same rounds run against sergeant and,
-//! when `UPSTREAM_KUBELET` names its binary, against the upstream kubelet in standalone mode
-//! on the same containerd, one after the other.
+//! A round starts the agent afresh and, for 1, 10 and 110 static pods in turn, measures the
+//! time from the manifests being written to every container running (as `/pods` reports it)
+//! and to every pod `Running`, with `/healthz`'s answer times during that burst; then, with
+//! the 110 pods running, the agent's RSS and CPU use while idle; each size's pods are removed
+//! (and their containers stopped) before the next. The rounds run against sergeant and, when
+//! `UPSTREAM_KUBELET` names its binary, against the upstream kubelet in standalone mode on the
+//! same containerd with the same configuration, `SERGEANT_BENCH_ROUNDS` rounds per agent,
+//! interleaved (see `common/rounds.rs`); each round's numbers are printed as they come, and
+//! their median, min and max per agent at the end.
 //!
 //! Needs SERGEANT_CRI_ENDPOINT (see tests/bench.sh, which starts containerd and builds the
 //! upstream kubelet). Results go to `$SERGEANT_RESULTS_DIR/pod_startup.json` (default
@@ -17,12 +20,16 @@ mod common;
 use std::fs;
 use std::time::{Duration, Instant};
 
+use common::rounds::Rounds;
 use common::stats::percentile;
 use common::{all, containers_running, Agent, HealthzSampler, Kind};
 use serde_json::{json, Value};
 
+/// The pods a round starts, one size after the other.
 const SIZES: [usize; 3] = [1, 10, 110];
-const ROUND_DEADLINE: Duration = Duration::from_secs(600);
+/// How long one size's pods may take to start, or to go.
+const SIZE_DEADLINE: Duration = Duration::from_secs(600);
+/// How long the agent's idle CPU use is measured.
 const IDLE_WINDOW: Duration = Duration::from_secs(10);
 
 /// sergeant's `sergeant_pod_start_overhead_seconds` p50 and p99 (seconds) over the last
@@ -36,6 +43,7 @@ fn own_overhead(agent: &Agent) -> Option<(f64, f64)> {
     Some((quantile("0.5")?, quantile("0.99")?))
 }
 
+/// The resident set size of `pid`, in KiB (0 when it cannot be read).
 fn rss_kib(pid: u32) -> u64 {
     fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
@@ -61,18 +69,19 @@ fn cpu_ticks(pid: u32) -> u64 {
     field(11) + field(12)
 }
 
-/// Runs the rounds against one agent and returns their results.
-fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
+/// One round of `kind`: a fresh agent, every size in turn; the numbers per size, under
+/// `<size>_pods`.
+fn round(kind: &Kind, endpoint: &str) -> Value {
     let agent = Agent::start(kind, endpoint);
     let pid = agent.pid();
-    let mut rounds = Vec::new();
-    for (round, &count) in SIZES.iter().enumerate() {
+    let mut numbers = json!({});
+    for (size, &count) in SIZES.iter().enumerate() {
         let healthz = HealthzSampler::start(&agent.healthz);
         let written = Instant::now();
-        agent.write_pods(round, count);
-        agent.wait(ROUND_DEADLINE, |pods| all(pods, count, containers_running));
+        agent.write_pods(size, count);
+        agent.wait(SIZE_DEADLINE, |pods| all(pods, count, containers_running));
         let to_started = written.elapsed();
-        agent.wait(ROUND_DEADLINE, |pods| {
+        agent.wait(SIZE_DEADLINE, |pods| {
             all(pods, count, |p| p["status"]["phase"] == "Running")
         });
         let to_running = written.elapsed();
@@ -90,7 +99,7 @@ fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
             to_started.as_secs_f64() * 1e3,
             to_running.as_secs_f64() * 1e3
         );
-        let mut entry = json!({"pods": count, "started_ms": to_started.as_secs_f64() * 1e3, "running_ms": to_running.as_secs_f64() * 1e3,
+        let mut entry = json!({"started_ms": to_started.as_secs_f64() * 1e3, "running_ms": to_running.as_secs_f64() * 1e3,
             "healthz_p50_ms": p50, "healthz_p99_ms": p99, "healthz_max_ms": max, "healthz_checks": latencies.len()});
         if let Some(overhead) = own_overhead(&agent) {
             println!(
@@ -116,17 +125,21 @@ fn rounds(kind: &Kind, endpoint: &str) -> Vec<Value> {
             entry["idle_rss_mib"] = json!(rss as f64 / 1024.0);
             entry["idle_cpu_percent"] = json!(cpu_percent);
         }
-        rounds.push(entry);
-        agent.clear(ROUND_DEADLINE);
+        numbers[format!("{count}_pods")] = entry;
+        agent.clear(SIZE_DEADLINE);
     }
-    rounds
+    numbers
 }
 
 fn main() {
     let endpoint = common::endpoint();
-    let mut report = json!({"benchmark": "pod_startup", "runtime": endpoint});
-    for kind in &Kind::from_env() {
-        report[kind.name()] = json!(rounds(kind, &endpoint));
-    }
-    common::write_results("pod_startup.json", &report);
+    let report = json!({"benchmark": "pod_startup", "runtime": endpoint, "sizes": SIZES,
+        "idle_window_s": IDLE_WINDOW.as_secs()});
+    let mut rounds = Rounds::new("pod_startup.json", report);
+    rounds.run(
+        &Kind::from_env(),
+        |kind| kind.name().to_owned(),
+        |kind, _| round(kind, &endpoint),
+    );
+    rounds.finish();
 }

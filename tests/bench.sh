@@ -3,7 +3,9 @@
 # nothing): CRI adapter overhead against a bare tonic client, and pod start-up and footprint
 # with 1, 10 and 110 static pods, managed-mode start-up, and the API requests of an idle node
 # with 110 pods, for sergeant and for the upstream kubelet of the pinned release, on the same
-# containerd. Starts the node environment itself, like tests/run.sh, but
+# containerd, in SERGEANT_BENCH_ROUNDS (default 3) rounds per agent, interleaved, with the
+# median, min and max of every number over the rounds (benches/common/rounds.rs). Starts the
+# node environment itself, like tests/run.sh, but
 # on a containerd instance of its own ("bench", stopped again at the end): the upstream kubelet
 # removes every container on its containerd that it does not know, so it must never share the
 # instance the tests use ("main").
@@ -19,6 +21,12 @@ if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
 fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sergeant/target}"
 export SERGEANT_RESULTS_DIR="${SERGEANT_RESULTS_DIR:-$repo/target/bench-results}"
+
+# Refuse a round count the benchmarks would refuse, before containerd and the builds.
+if [ -n "${SERGEANT_BENCH_ROUNDS+set}" ] && ! { [[ $SERGEANT_BENCH_ROUNDS =~ ^[0-9]+$ ]] && ((10#$SERGEANT_BENCH_ROUNDS > 0)); }; then
+    echo "bench.sh: SERGEANT_BENCH_ROUNDS=$SERGEANT_BENCH_ROUNDS: give a whole number of rounds per agent, 1 or more (unset: 3)" >&2
+    exit 2
+fi
 
 node_env="$repo/deploy/node-env/node-env.sh"
 bash "$node_env" install

@@ -11,12 +11,20 @@
 //!
 //! An [`Isolation`] gives an agent a cgroup root and a pod logs directory of its own (the
 //! configuration lines come from [`Isolation::kubelet_config`]) and, when dropped after the
-//! agent stopped, restores the kernel tunables it changed and removes its cgroups. Both agents
-//! of a comparison get one, so they run under the same layout.
+//! agent stopped, removes the pod sandboxes (with their containers) the agent left on the
+//! benchmark's containerd, restores the kernel tunables it changed and removes its cgroups.
+//! Both agents of a comparison get one, so they run under the same layout, and each round of
+//! either starts on a runtime that holds no sandbox of an agent before it: both agents remove
+//! the sandboxes of pods they do not know, and the round after an agent that left some would
+//! otherwise pay for its garbage.
 
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+
+use sergeant_config::Endpoint;
+use sergeant_runtime_adapters::cri::api::PodSandboxState;
+use sergeant_runtime_adapters::cri::CriClient;
 
 /// The kernel tunables the upstream kubelet sets when it starts (`/proc/sys/...`).
 const TUNABLES: [&str; 6] = [
@@ -108,9 +116,17 @@ fn count_processes(dir: &Path) -> usize {
 }
 
 impl Drop for Isolation {
-    /// Restores the kernel tunables the agent changed and removes the cgroup root with what the
-    /// agent left below it; says what it could not undo (a cgroup that still has processes).
+    /// Removes the pod sandboxes the agent left on the runtime, restores the kernel tunables
+    /// it changed and removes the cgroup root with what the agent left below it; says what it
+    /// found left and what it could not undo (a cgroup that still has processes).
     fn drop(&mut self) {
+        match remove_sandboxes() {
+            Ok((0, _)) => {}
+            Ok((left, ready)) => println!(
+                "removed {left} pod sandboxes ({ready} of them still ready) the agent left on the runtime"
+            ),
+            Err(e) => println!("could not remove the pod sandboxes the agent left: {e}"),
+        }
         for (path, before) in &self.tunables {
             let now = fs::read_to_string(path).unwrap_or_default();
             if now.trim() != before {
@@ -130,6 +146,42 @@ impl Drop for Isolation {
             }
         }
     }
+}
+
+/// Stops and removes every pod sandbox, with its containers, on the benchmark's containerd
+/// (`SERGEANT_CRI_ENDPOINT`, an instance of the benchmark's own, where no other agent runs
+/// while an `Isolation` is dropped): how many there were, and how many of them were still
+/// ready.
+fn remove_sandboxes() -> Result<(usize, usize), String> {
+    let endpoint = std::env::var("SERGEANT_CRI_ENDPOINT")
+        .map_err(|_| "SERGEANT_CRI_ENDPOINT is not set".to_owned())?;
+    let endpoint = Endpoint::parse(&endpoint).map_err(|e| e.to_string())?;
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    tokio.block_on(async {
+        let client = CriClient::for_endpoint(endpoint).map_err(|e| e.to_string())?;
+        let sandboxes = client
+            .list_pod_sandboxes(None)
+            .await
+            .map_err(|e| e.to_string())?;
+        let ready = sandboxes
+            .iter()
+            .filter(|s| s.state == PodSandboxState::SandboxReady as i32)
+            .count();
+        for sandbox in &sandboxes {
+            client
+                .stop_pod_sandbox(&sandbox.id)
+                .await
+                .map_err(|e| format!("stopping sandbox {}: {e}", sandbox.id))?;
+            client
+                .remove_pod_sandbox(&sandbox.id)
+                .await
+                .map_err(|e| format!("removing sandbox {}: {e}", sandbox.id))?;
+        }
+        Ok((sandboxes.len(), ready))
+    })
 }
 
 /// The mount points of the cgroup hierarchies: the v1 ones (`/sys/fs/cgroup/<controller>`, the

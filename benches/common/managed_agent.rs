@@ -1,7 +1,7 @@
 //! The node agents the managed-mode benchmarks compare, registered with the test control plane
 //! on the benchmark's containerd: sergeant through the test harness, and the upstream kubelet
-//! of the pinned release with the same isolation (see `isolation.rs`); and waiting for either's
-//! Node to be Ready.
+//! of the pinned release with the same isolation (see `isolation.rs`) and the same ports
+//! (healthz, read-only, TLS API, all on loopback); and waiting for either's Node to be Ready.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -13,18 +13,8 @@ use serde_json::Value;
 use crate::harness::cluster::Cluster;
 use crate::harness::free_port;
 use crate::harness::managed::{cri_endpoint, Managed};
+use crate::harness::TestConfig;
 use crate::isolation::Isolation;
-
-/// Where the results files go (made if missing): `$SERGEANT_RESULTS_DIR`, or
-/// `target/bench-results` of the repository.
-pub fn results_dir() -> PathBuf {
-    let dir = std::env::var_os("SERGEANT_RESULTS_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-results"),
-        PathBuf::from,
-    );
-    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    dir
-}
 
 /// The agents to compare: sergeant, and the upstream kubelet when `UPSTREAM_KUBELET` names its
 /// binary (tests/bench.sh sets it), each with the name its results go under.
@@ -39,7 +29,9 @@ pub fn agent_kinds() -> Vec<(&'static str, Option<PathBuf>)> {
 
 /// The upstream kubelet registered with the control plane; killed when dropped.
 pub struct Upstream {
+    /// The kubelet's process.
     pub child: Child,
+    /// Where its output goes.
     pub log: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -47,7 +39,8 @@ pub struct Upstream {
 impl Upstream {
     /// Starts `binary` as Node `node` with `kubeconfig` (the node credentials the control
     /// plane issues for it), on the benchmark's containerd, with `isolation`'s cgroup root and
-    /// pod logs directory, writing its log to `log`.
+    /// pod logs directory, writing its log to `log`. Like sergeant's test configuration, it
+    /// serves a read-only port besides the healthz and TLS ones.
     pub fn start(
         binary: &Path,
         cluster: &Cluster,
@@ -62,9 +55,10 @@ impl Upstream {
             &config,
             format!(
                 "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 127.0.0.1\n\
-                 healthzPort: {}\nreadOnlyPort: 0\nport: {}\ncontainerRuntimeEndpoint: {}\ncgroupDriver: cgroupfs\n\
+                 healthzPort: {}\nreadOnlyPort: {}\nport: {}\ncontainerRuntimeEndpoint: {}\ncgroupDriver: cgroupfs\n\
                  failSwapOn: false\nfailCgroupV1: false\n{}authentication:\n  anonymous: {{enabled: false}}\n  \
                  x509: {{clientCAFile: {}}}\nauthorization: {{mode: Webhook}}\n",
+                free_port(),
                 free_port(),
                 free_port(),
                 cri_endpoint(),
@@ -104,11 +98,50 @@ impl Drop for Upstream {
 
 /// The agent under measurement.
 pub enum Agent {
+    /// sergeant, through the test harness.
     Sergeant(Box<Managed>),
+    /// The upstream kubelet.
     Upstream(Upstream),
 }
 
 impl Agent {
+    /// Starts sergeant (`binary` `None`) or the upstream kubelet at `binary` as Node `node`,
+    /// with `isolation`, talking to the API server at `server` (`None`: the shared one). The
+    /// upstream kubelet's output goes to `log`; sergeant's stays with the harness
+    /// ([`Agent::log`]).
+    pub fn start(
+        cluster: &Cluster,
+        binary: Option<&Path>,
+        node: &str,
+        server: Option<&str>,
+        isolation: &Isolation,
+        log: &Path,
+    ) -> Self {
+        match binary {
+            None => {
+                let config = TestConfig::new().kubelet(&isolation.kubelet_config());
+                Agent::Sergeant(Box::new(match server {
+                    None => Managed::start_with(node, &[], config, &[]),
+                    Some(server) => Managed::start_via(server, node, &[], config, &[]),
+                }))
+            }
+            Some(binary) => {
+                let kubeconfig = match server {
+                    None => cluster.node_kubeconfig(node),
+                    Some(server) => cluster.node_kubeconfig_at(node, server),
+                };
+                Agent::Upstream(Upstream::start(
+                    binary,
+                    cluster,
+                    &kubeconfig,
+                    node,
+                    isolation,
+                    log,
+                ))
+            }
+        }
+    }
+
     /// How the agent's process ended, if it did.
     pub fn exited(&mut self) -> Option<String> {
         match self {

@@ -1,17 +1,19 @@
 //! What the benchmarks comparing sergeant with the upstream kubelet share: starting either
 //! agent in standalone mode on the same containerd with the same KubeletConfiguration (static
 //! pods from a directory, the read-only port, and the TLS port with anonymous access allowed),
-//! filling and emptying its manifest directory, and writing the results file. Each agent runs
-//! with a cgroup root and pod logs directory of its own ([`isolation`]).
+//! filling and emptying its manifest directory; running the rounds and writing the results
+//! file ([`rounds`]). Each agent runs with a cgroup root and pod logs directory of its own
+//! ([`isolation`]).
 #![allow(dead_code)] // each benchmark uses its own part
 
 #[path = "../../tests/common/mod.rs"]
 mod harness;
 pub mod isolation;
+pub mod rounds;
 pub mod stats;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -171,15 +173,15 @@ impl Agent {
         start.elapsed()
     }
 
-    /// Writes `count` manifests of one-container pods named `bench-<round>-<i>`.
-    pub fn write_pods(&self, round: usize, count: usize) {
+    /// Writes `count` manifests of one-container pods named `bench-<batch>-<i>`.
+    pub fn write_pods(&self, batch: usize, count: usize) {
         for i in 0..count {
             let manifest = format!(
-                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bench-{round}-{i}\nspec:\n  terminationGracePeriodSeconds: 1\n  \
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bench-{batch}-{i}\nspec:\n  terminationGracePeriodSeconds: 1\n  \
                  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n"
             );
             fs::write(
-                self.manifests.join(format!("pod-{round}-{i}.yaml")),
+                self.manifests.join(format!("pod-{batch}-{i}.yaml")),
                 manifest,
             )
             .expect("manifest written");
@@ -231,19 +233,6 @@ pub fn metric_value(text: &str, series: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
         .and_then(|v| v.trim().parse::<f64>().ok())
-}
-
-/// Writes `report` to `$SERGEANT_RESULTS_DIR/<file>` (default `target/bench-results`) and
-/// says where.
-pub fn write_results(file: &str, report: &Value) {
-    let dir = std::env::var_os("SERGEANT_RESULTS_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-results"),
-        PathBuf::from,
-    );
-    fs::create_dir_all(&dir).expect("results dir");
-    let path = dir.join(file);
-    fs::write(&path, serde_json::to_string_pretty(report).expect("json")).expect("results written");
-    println!("results in {}", path.display());
 }
 
 /// `/healthz` asked every 20 ms on a thread of its own while a round runs: how fast the

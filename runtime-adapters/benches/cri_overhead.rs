@@ -1,31 +1,51 @@
-//! What `CriClient` costs over a bare tonic client: N calls of `version`, `list_containers` and
+//! What `CriClient` costs over a bare tonic client: `version`, `list_containers` and
 //! `image_status` through each, on the same socket, p50/p99 per operation and the difference.
 //!
-//! Needs `SERGEANT_CRI_ENDPOINT` (the node env's containerd). Prints a table and writes the
-//! numbers as JSON to `$SERGEANT_RESULTS_DIR/cri_overhead.json` (default
+//! After `WARMUP` unmeasured calls of each, a round makes `N` calls per operation per client,
+//! interleaved call by call (which client goes first alternates from call to call, and from
+//! round to round, so neither always meets a warm runtime cache), and takes each client's
+//! p50 and p99 per operation and their difference. `SERGEANT_BENCH_ROUNDS` rounds (default
+//! 3, see `benches/common/rounds.rs` of the workspace, shared with the other benchmarks),
+//! each printed as it comes; at the end the median, min and max over the rounds of every
+//! number, per client and for the difference (`overhead`).
+//!
+//! Needs `SERGEANT_CRI_ENDPOINT` (the node env's containerd). Writes every round and the
+//! summary as JSON to `$SERGEANT_RESULTS_DIR/cri_overhead.json` (default
 //! `target/bench-results/` in the workspace).
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+#[path = "../../benches/common/rounds.rs"]
+mod rounds;
+#[path = "../../benches/common/stats.rs"]
+mod stats;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use hyper_util::rt::TokioIo;
 use k8s_cri::v1::image_service_client::ImageServiceClient;
 use k8s_cri::v1::runtime_service_client::RuntimeServiceClient;
 use k8s_cri::v1::{ImageSpec, ImageStatusRequest, ListContainersRequest, VersionRequest};
-use serde_json::json;
+use rounds::Rounds;
+use serde_json::{json, Value};
 use sergeant_config::Endpoint;
 use sergeant_runtime_adapters::cri::CriClient;
 use tokio::net::UnixStream;
 use tonic::transport::{Channel, Uri};
 use tower::service_fn;
 
+/// Measured calls per operation, client and round.
 const N: usize = 200;
+/// Unmeasured calls per operation and client before the first round.
 const WARMUP: usize = 10;
+/// The image `image_status` asks about (pulled first).
 const IMAGE: &str = "127.0.0.1:5000/sergeant/shell:1.0";
+/// The operations measured, by the index [`wrapped_call`] and [`bare_call`] take.
 const OPERATIONS: [&str; 3] = ["version", "list_containers", "image_status"];
 
+/// Any error that ends the benchmark.
 type BoxError = Box<dyn std::error::Error>;
 
+/// Runs the benchmark; an error ends it with exit code 1.
 fn main() {
     if let Err(e) = run() {
         eprintln!("cri_overhead: {e}");
@@ -33,6 +53,7 @@ fn main() {
     }
 }
 
+/// Measures on the containerd at `SERGEANT_CRI_ENDPOINT`, a unix socket.
 fn run() -> Result<(), BoxError> {
     let raw = std::env::var("SERGEANT_CRI_ENDPOINT").map_err(|_| {
         "SERGEANT_CRI_ENDPOINT is not set (e.g. unix:///run/sergeant-node/main/containerd.sock; \
@@ -48,12 +69,15 @@ fn run() -> Result<(), BoxError> {
     runtime.block_on(bench(endpoint, socket))
 }
 
-/// Per-operation latencies, in microseconds, for both clients.
+/// One round's latencies per operation (by index in [`OPERATIONS`]), for both clients.
 struct Samples {
-    wrapped: Vec<Vec<f64>>,
-    bare: Vec<Vec<f64>>,
+    /// Through `CriClient`.
+    wrapped: Vec<Vec<Duration>>,
+    /// Through the bare tonic clients.
+    bare: Vec<Vec<Duration>>,
 }
 
+/// Pulls the image, connects both clients to `socket`, and runs the warm-up and the rounds.
 async fn bench(endpoint: Endpoint, socket: PathBuf) -> Result<(), BoxError> {
     // Record metrics for real, as the agent does: their cost is part of the overhead.
     let _metrics = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
@@ -69,36 +93,93 @@ async fn bench(endpoint: Endpoint, socket: PathBuf) -> Result<(), BoxError> {
     let bare_runtime = RuntimeServiceClient::new(channel.clone());
     let bare_image = ImageServiceClient::new(channel);
 
+    let bare = (bare_runtime, bare_image);
+    let mut rounds = Rounds::new(
+        "cri_overhead.json",
+        json!({
+            "benchmark": "cri_overhead",
+            "endpoint": endpoint.to_string(),
+            "unit": "microseconds",
+            "calls_per_round": N,
+            "warmup_calls": WARMUP,
+        }),
+    );
+    println!("cri_overhead: {N} calls per operation per client and round on {endpoint} (µs)");
+    interleaved(&client, &bare, WARMUP, 0).await?;
+    for round in 0..rounds.count() {
+        let samples = interleaved(&client, &bare, N, round).await?;
+        println!("--- round {}/{}", round + 1, rounds.count());
+        let [wrapped, bare, overhead] = summarize(samples);
+        rounds.record("cri_client", wrapped);
+        rounds.record("bare_tonic", bare);
+        rounds.record("overhead", overhead);
+    }
+    rounds.finish();
+    Ok(())
+}
+
+/// `calls` calls of every operation through each client, interleaved call by call: which
+/// client goes first alternates from call to call, starting with the other one each round.
+async fn interleaved(
+    client: &CriClient,
+    (bare_runtime, bare_image): &(RuntimeServiceClient<Channel>, ImageServiceClient<Channel>),
+    calls: usize,
+    round: usize,
+) -> Result<Samples, BoxError> {
     let mut samples = Samples {
-        wrapped: vec![Vec::with_capacity(N); OPERATIONS.len()],
-        bare: vec![Vec::with_capacity(N); OPERATIONS.len()],
+        wrapped: vec![Vec::with_capacity(calls); OPERATIONS.len()],
+        bare: vec![Vec::with_capacity(calls); OPERATIONS.len()],
     };
-    for round in 0..WARMUP + N {
+    for call in 0..calls {
         for op in 0..OPERATIONS.len() {
-            // Alternate which client goes first, so neither always sees a warm runtime cache.
-            let (first_wrapped, keep) = (round % 2 == 0, round >= WARMUP);
+            let first_wrapped = (call + round).is_multiple_of(2);
             for wrapped in [first_wrapped, !first_wrapped] {
                 let started = Instant::now();
                 if wrapped {
-                    wrapped_call(&client, op).await?;
+                    wrapped_call(client, op).await?;
+                    samples.wrapped[op].push(started.elapsed());
                 } else {
-                    bare_call(&bare_runtime, &bare_image, op).await?;
-                }
-                let micros = started.elapsed().as_secs_f64() * 1e6;
-                if keep {
-                    let into = if wrapped {
-                        &mut samples.wrapped
-                    } else {
-                        &mut samples.bare
-                    };
-                    into[op].push(micros);
+                    bare_call(bare_runtime, bare_image, op).await?;
+                    samples.bare[op].push(started.elapsed());
                 }
             }
         }
     }
-    report(&endpoint, &mut samples)
+    Ok(samples)
 }
 
+/// One round's numbers, printed as a table: per operation the p50 and p99 in µs through
+/// `CriClient`, through the bare clients, and their difference.
+fn summarize(mut samples: Samples) -> [Value; 3] {
+    println!(
+        "{:<16} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10}",
+        "operation", "cri p50", "bare p50", "cri p99", "bare p99", "Δ p50", "Δ p99"
+    );
+    let (mut wrapped, mut bare, mut overhead) = (json!({}), json!({}), json!({}));
+    for (op, name) in OPERATIONS.iter().enumerate() {
+        let (w, b) = (&mut samples.wrapped[op], &mut samples.bare[op]);
+        w.sort();
+        b.sort();
+        let micros = |sorted: &[Duration], p: f64| stats::percentile(sorted, p) * 1e3;
+        let (w50, w99, b50, b99) = (
+            micros(w, 0.50),
+            micros(w, 0.99),
+            micros(b, 0.50),
+            micros(b, 0.99),
+        );
+        println!(
+            "{name:<16} {w50:>12.1} {b50:>12.1} {w99:>12.1} {b99:>12.1} {:>10.1} {:>10.1}",
+            w50 - b50,
+            w99 - b99
+        );
+        wrapped[name] = json!({"p50_us": w50, "p99_us": w99});
+        bare[name] = json!({"p50_us": b50, "p99_us": b99});
+        overhead[name] = json!({"p50_us": w50 - b50, "p99_us": w99 - b99});
+    }
+    [wrapped, bare, overhead]
+}
+
+/// One call of operation `op` through `CriClient`.
 async fn wrapped_call(client: &CriClient, op: usize) -> Result<(), BoxError> {
     match op {
         0 => drop(client.version().await?),
@@ -108,6 +189,7 @@ async fn wrapped_call(client: &CriClient, op: usize) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// One call of operation `op` through the bare tonic clients.
 async fn bare_call(
     runtime: &RuntimeServiceClient<Channel>,
     image: &ImageServiceClient<Channel>,
@@ -141,67 +223,5 @@ async fn bare_call(
                 .await?,
         ),
     }
-    Ok(())
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
-fn report(endpoint: &Endpoint, samples: &mut Samples) -> Result<(), BoxError> {
-    println!("cri_overhead: {N} calls per operation per client on {endpoint} (µs)");
-    println!(
-        "{:<16} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10}",
-        "operation", "cri p50", "bare p50", "cri p99", "bare p99", "Δ p50", "Δ p99"
-    );
-    let mut rows = Vec::new();
-    for (op, name) in OPERATIONS.iter().enumerate() {
-        for series in [&mut samples.wrapped[op], &mut samples.bare[op]] {
-            series.sort_by(f64::total_cmp);
-        }
-        let (w, b) = (&samples.wrapped[op], &samples.bare[op]);
-        let (w50, w99, b50, b99) = (
-            percentile(w, 50.0),
-            percentile(w, 99.0),
-            percentile(b, 50.0),
-            percentile(b, 99.0),
-        );
-        println!(
-            "{name:<16} {w50:>12.1} {b50:>12.1} {w99:>12.1} {b99:>12.1} {:>10.1} {:>10.1}",
-            w50 - b50,
-            w99 - b99
-        );
-        rows.push(json!({
-            "operation": name,
-            "calls": N,
-            "cri_client_us": { "p50": w50, "p99": w99 },
-            "bare_tonic_us": { "p50": b50, "p99": b99 },
-            "overhead_us": { "p50": w50 - b50, "p99": w99 - b99 },
-        }));
-    }
-    let dir = std::env::var_os("SERGEANT_RESULTS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-            crate_dir
-                .parent()
-                .unwrap_or(crate_dir)
-                .join("target/bench-results")
-        });
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join("cri_overhead.json");
-    let document = json!({
-        "benchmark": "cri_overhead",
-        "endpoint": endpoint.to_string(),
-        "unit": "microseconds",
-        "warmup_calls": WARMUP,
-        "operations": rows,
-    });
-    std::fs::write(&path, serde_json::to_string_pretty(&document)? + "\n")?;
-    println!("wrote {}", path.display());
     Ok(())
 }
