@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::kubelet::KubeletConfiguration;
 use crate::validate::Violation;
 use crate::warning::Notice;
 
@@ -401,6 +402,16 @@ pub fn enabled(gates: &BTreeMap<String, bool>, name: &str) -> bool {
             .binary_search_by(|(known, ..)| known.cmp(&name))
             .is_ok_and(|index| GATES[index].1 == On)
     })
+}
+
+impl KubeletConfiguration {
+    /// Whether feature gate `name` is on: as `featureGates` sets it, else the pinned release's
+    /// default (defined here, beside the gate table, so the configuration's own module does not
+    /// depend on it).
+    #[must_use]
+    pub fn feature_enabled(&self, name: &str) -> bool {
+        enabled(&self.feature_gates, name)
+    }
 }
 
 /// Checks `gates` against the release's registry.

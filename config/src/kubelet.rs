@@ -177,15 +177,6 @@ pub struct KubeletConfiguration {
     pub config_map_and_secret_change_detection_strategy: ChangeDetectionStrategy,
 }
 
-impl KubeletConfiguration {
-    /// Whether feature gate `name` is on: as `featureGates` sets it, else the pinned release's
-    /// default.
-    #[must_use]
-    pub fn feature_enabled(&self, name: &str) -> bool {
-        crate::feature_gates::enabled(&self.feature_gates, name)
-    }
-}
-
 impl Default for KubeletConfiguration {
     /// The upstream v1beta1 defaults (Linux).
     fn default() -> Self {
