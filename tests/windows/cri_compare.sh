@@ -37,13 +37,7 @@ deadline_s=${WIN_CRI_DEADLINE:-120}
 WINEPREFIX_KUBELET=${WINEPREFIX_KUBELET:-$HOME/.cache/sergeant/wine-prefix-kubelet}
 work=$(mktemp -d /tmp/sergeant-cri-compare.XXXXXX)
 pids=()
-cleanup() {
-    local pid
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'stop_all "$work"' EXIT
 fail() {
     echo "tests/windows/cri_compare.sh: FAILED: $*" >&2
     for log in "$work"/*/*.log; do

@@ -5,6 +5,15 @@
 # The Wine path (drive Z: is the Linux root) of Linux path $1.
 win() { printf 'Z:%s' "${1//\//\\}"; }
 
+# Stops the background processes whose ids are in the array `pids` (which the sourcing script
+# fills), waits for them and removes directory $1: the EXIT trap of the scripts that start them.
+stop_all() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$1"
+}
+
 # Waits until `$2...` succeeds, or fails naming `$1` after the deadline.
 wait_until() {
     local what=$1 end=$((SECONDS + deadline_s))

@@ -46,12 +46,7 @@ spec:
 YAML
 
 pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$run"
-}
-trap cleanup EXIT
+trap 'stop_all "$run"' EXIT
 fail() {
     echo "tests/windows/run.sh: FAILED: $*" >&2
     echo "--- sergeant-fake-cri.exe" >&2; tail -n 40 "$run/fake-cri.log" >&2 || true
@@ -99,6 +94,6 @@ echo "== windows: sergeant.exe ran a static pod over $pipe under Wine ($SECONDS 
 
 # Service mode under Wine's service control manager (sc create/start/query/stop/delete), once
 # this run's Wine processes are gone (service.sh starts the prefix's services afresh).
-cleanup
+stop_all "$run"
 trap - EXIT
 bash "$here/service.sh"
