@@ -33,7 +33,7 @@ use common::instance::Instance;
 use common::managed::Managed;
 use common::node::{phase, sleeper, Node, SHELL};
 use common::runtime::Runtime;
-use common::{tree_node, wait_for, TestConfig};
+use common::{wait_for, TestConfig};
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use serde_json::Value;
 
@@ -109,20 +109,12 @@ fn image(runtime: &Runtime, name: &str) -> Option<(String, u64)> {
 
 /// The image collector's line in the supervision tree.
 fn status(node: &Node) -> String {
-    let tree = node.agent.get_json("/debug/supervision");
-    tree_node(&tree, "root/node/image-gc")["status"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    node.agent.child_status("root/node/image-gc")
 }
 
 /// The eviction manager's line in the supervision tree.
 fn eviction_status(node: &Node) -> String {
-    let tree = node.agent.get_json("/debug/supervision");
-    tree_node(&tree, "root/node/eviction-manager")["status"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    node.agent.child_status("root/node/eviction-manager")
 }
 
 /// Waits until the collector knows `count` images.

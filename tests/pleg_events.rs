@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{tree_node, wait_for, Agent, TestConfig};
+use common::{wait_for, Agent, TestConfig};
 use serde_json::Value;
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -43,11 +43,7 @@ fn metric(agent: &Agent, name: &str) -> Option<f64> {
 }
 
 fn pleg_status(agent: &Agent) -> String {
-    let tree = agent.get_json("/debug/supervision");
-    tree_node(&tree, "root/runtime/pleg")["status"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    agent.child_status("root/runtime/pleg")
 }
 
 fn wait_period(agent: &Agent, seconds: f64) {

@@ -14,7 +14,7 @@ use common::cluster::Cluster;
 use common::instance::Instance;
 use common::managed::{sleeper, Managed, DEADLINE};
 use common::node::{phase, sleeper as static_sleeper, Node};
-use common::{tree_node, wait_for, Agent, TestConfig};
+use common::{wait_for, Agent, TestConfig};
 use serde_json::Value;
 
 /// The file containerd renders its CNI network into.
@@ -40,11 +40,8 @@ fn rendered_network(instance: &Instance) -> String {
 }
 
 /// The runtime adapter's line in the supervision tree.
-fn adapter_status(tree: &Value) -> String {
-    tree_node(tree, "root/runtime/runtime-adapter")["status"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+fn adapter_status(agent: &Agent) -> String {
+    agent.child_status("root/runtime/runtime-adapter")
 }
 
 #[test]
@@ -69,7 +66,7 @@ fn the_configured_pod_cidr_gives_pods_their_addresses() {
         rendered_network(&instance).contains("\"subnet\": \"10.244.7.0/24\""),
         "containerd rendered another range"
     );
-    let status = adapter_status(&node.agent.get_json("/debug/supervision"));
+    let status = adapter_status(&node.agent);
     assert!(status.contains("pod CIDR 10.244.7.0/24"), "{status}");
     assert!(
         node.agent.log().contains("pod CIDR handed to the runtime"),
@@ -152,7 +149,7 @@ fn a_runtime_swapped_in_is_told_the_pod_cidr_and_the_fake_hands_out_its_addresse
     let told = |adapter: &str| {
         let wanted = format!("serving {adapter} at {main}");
         wait_for(&format!("{adapter} told the pod CIDR"), DEADLINE, || {
-            let status = adapter_status(&agent.get_json("/debug/supervision"));
+            let status = adapter_status(&agent);
             (status.starts_with(&wanted) && status.contains("pod CIDR 10.244.9.0/24")).then_some(())
         });
     };

@@ -41,11 +41,7 @@ fn containers_of(endpoint: &str, pod: &str) -> Vec<String> {
 }
 
 fn adapter_status(agent: &Agent) -> String {
-    let tree = agent.get_json("/debug/supervision");
-    tree_node(&tree, "root/runtime/runtime-adapter")["status"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    agent.child_status("root/runtime/runtime-adapter")
 }
 
 fn wait_status(agent: &Agent, what: &str, wanted: impl Fn(&str) -> bool) -> String {

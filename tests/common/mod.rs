@@ -319,6 +319,16 @@ impl Agent {
             .unwrap_or_else(|e| panic!("GET {path} is not JSON ({e}): {body}"))
     }
 
+    /// The status line `/debug/supervision` shows for the child at `path`
+    /// (`root/runtime/runtime-adapter`); empty when it has none.
+    pub fn child_status(&self, path: &str) -> String {
+        let tree = self.get_json("/debug/supervision");
+        tree_node(&tree, path)["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
     pub fn config_dir(&self) -> &Path {
         self.dir.path()
     }
