@@ -146,8 +146,10 @@ pub struct CgroupCpu {
     /// CPU time used since the cgroup was made, in core-nanoseconds (`cpuacct.usage` on v1,
     /// `cpu.stat` `usage_usec` on v2).
     pub usage_ns: u64,
-    /// When its directory was last changed, which for a cgroup is when it was made (children
-    /// come and go below it, not in it); `None` when that cannot be read.
+    /// Its directory's modification time, which cAdvisor (and so upstream's Summary API)
+    /// reports as a cgroup's creation time. It moves when a child cgroup is made or removed
+    /// directly under it (a Guaranteed pod's, under `kubepods`), as upstream's does; `None`
+    /// when it cannot be read.
     pub since: Option<std::time::SystemTime>,
 }
 
