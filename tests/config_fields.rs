@@ -284,12 +284,6 @@ fn each_refused_setting_stops_start_up_with_its_line_field_and_reason() {
             "topology manager",
         ),
         (
-            "seccompDefault: false",
-            "seccompDefault: true",
-            "seccompDefault",
-            "seccomp",
-        ),
-        (
             "registerNode: true",
             "registerNode: false",
             "registerNode",

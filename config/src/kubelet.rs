@@ -135,6 +135,9 @@ pub struct KubeletConfiguration {
     pub allowed_unsafe_sysctls: Vec<String>,
     /// Feature gates by name.
     pub feature_gates: BTreeMap<String, bool>,
+    /// Whether a container that names no seccomp profile (nor does its pod) runs under the
+    /// runtime's default profile (`RuntimeDefault`) rather than none (`Unconfined`) (false).
+    pub seccomp_default: bool,
     /// How long node shutdown is delayed for pods to stop; 0 turns graceful shutdown off (0).
     pub shutdown_grace_period: Duration,
     /// The part of `shutdownGracePeriod` reserved for critical pods (0).
@@ -232,6 +235,7 @@ impl Default for KubeletConfiguration {
             enforce_node_allocatable: vec![AllocatableEnforcement::Pods],
             allowed_unsafe_sysctls: Vec::new(),
             feature_gates: BTreeMap::new(),
+            seccomp_default: false,
             shutdown_grace_period: Duration::ZERO,
             shutdown_grace_period_critical_pods: Duration::ZERO,
             container_log_max_size: Quantity::mebibytes(10),

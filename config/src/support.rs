@@ -374,12 +374,6 @@ const UNTYPED: &[Untyped] = &[
         "verbosity changes through logging.verbosity and a reload",
     ),
     untyped(
-        "seccompDefault",
-        "false",
-        Refuse,
-        "RuntimeDefault as every container's default seccomp profile is not built",
-    ),
-    untyped(
         "memoryThrottlingFactor",
         "0.9",
         Warn,

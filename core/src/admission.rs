@@ -10,7 +10,8 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::spec::{milli, pod_requests, units, NodeOs};
+use crate::spec::profiles::apparmor_requested;
+use crate::spec::{milli, pod_requests, units, NodeContext, NodeOs};
 use crate::sysctls::Allowlist;
 
 /// Why a pod was not admitted; it becomes the pod's Failed status, as upstream.
@@ -110,16 +111,27 @@ pub fn admit(pod: &Pod, admitted: &[&Pod], capacity: Capacity) -> Result<(), Rej
 }
 
 /// Upstream's checks of what the node is rather than what it has left, made before the
-/// resources: the pod's sysctls against the node's `allowlist` (`SysctlForbidden`), its
+/// resources: an AppArmor profile on a node whose kernel does not enforce AppArmor
+/// (`AppArmor`), the pod's sysctls against the node's `allowlist` (`SysctlForbidden`), its
 /// `kubernetes.io/os` node selector and its `spec.os.name` against the node's `os`.
 ///
 /// # Errors
 /// The [`Rejection`] of the first check that fails.
-pub fn admit_to_node(pod: &Pod, os: NodeOs, allowlist: &Allowlist) -> Result<(), Rejection> {
+pub fn admit_to_node(
+    pod: &Pod,
+    node: &NodeContext,
+    allowlist: &Allowlist,
+) -> Result<(), Rejection> {
+    if apparmor_requested(pod) && !node.apparmor_enabled {
+        return Err(reject(
+            "AppArmor",
+            "Cannot enforce AppArmor: AppArmor is not enabled on the host".to_owned(),
+        ));
+    }
     allowlist
         .check_pod(pod)
         .map_err(|forbidden| reject("SysctlForbidden", forbidden.to_string()))?;
-    let os_name = match os {
+    let os_name = match node.os {
         NodeOs::Linux => "linux",
         NodeOs::Windows => "windows",
     };
@@ -370,35 +382,60 @@ mod tests {
         );
     }
 
+    /// The test node, running `os`.
+    fn node_on(os: NodeOs) -> NodeContext {
+        let mut node = crate::testing::node(std::path::PathBuf::from("/r"));
+        node.os = os;
+        node
+    }
+
+    #[test]
+    fn an_apparmor_profile_needs_a_host_that_enforces_apparmor() {
+        let allow = Allowlist::of(&sergeant_config::KubeletConfiguration::default());
+        let confined = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
+            "containers": [{"name": "c", "image": "i",
+                "securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}}}]}}));
+        let mut node = node_on(NodeOs::Linux);
+        let err = admit_to_node(&confined, &node, &allow).unwrap_err();
+        assert_eq!(err.reason, "AppArmor");
+        assert_eq!(
+            err.message,
+            "Cannot enforce AppArmor: AppArmor is not enabled on the host"
+        );
+        let unconfined = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
+            "securityContext": {"appArmorProfile": {"type": "Unconfined"}},
+            "containers": [{"name": "c", "image": "i"}]}}));
+        assert!(admit_to_node(&unconfined, &node, &allow).is_ok());
+        node.apparmor_enabled = true;
+        assert!(admit_to_node(&confined, &node, &allow).is_ok());
+    }
+
     #[test]
     fn a_pod_for_another_os_or_with_a_forbidden_sysctl_is_refused_by_reason() {
         let allow = Allowlist::of(&sergeant_config::KubeletConfiguration::default());
+        let (linux, windows_node) = (node_on(NodeOs::Linux), node_on(NodeOs::Windows));
         let windows = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
             "os": {"name": "windows"}, "containers": [{"name": "c", "image": "i"}]}}));
         assert_eq!(
-            admit_to_node(&windows, NodeOs::Linux, &allow)
-                .unwrap_err()
-                .reason,
+            admit_to_node(&windows, &linux, &allow).unwrap_err().reason,
             "PodOSNotSupported"
         );
-        assert!(admit_to_node(&windows, NodeOs::Windows, &allow).is_ok());
+        assert!(admit_to_node(&windows, &windows_node, &allow).is_ok());
         let selected = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
             "nodeSelector": {"kubernetes.io/os": "windows"}, "containers": [{"name": "c", "image": "i"}]}}));
         assert_eq!(
-            admit_to_node(&selected, NodeOs::Linux, &allow)
-                .unwrap_err()
-                .reason,
+            admit_to_node(&selected, &linux, &allow).unwrap_err().reason,
             "PodOSSelectorNodeLabelDoesNotMatch"
         );
         let sysctl = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
             "securityContext": {"sysctls": [{"name": "kernel.msgmax", "value": "10000"}]},
             "containers": [{"name": "c", "image": "i"}]}}));
-        let err = admit_to_node(&sysctl, NodeOs::Linux, &allow).unwrap_err();
+        let err = admit_to_node(&sysctl, &linux, &allow).unwrap_err();
         assert_eq!(err.reason, "SysctlForbidden");
         assert_eq!(
             err.message,
             "forbidden sysctl: \"kernel.msgmax\" not allowlisted"
         );
-        assert!(admit_to_node(&with("1m", "1", None), NodeOs::Linux, &allow).is_ok());
+        assert!(admit_to_node(&with("1m", "1", None), &linux, &allow).is_ok());
     }
 }

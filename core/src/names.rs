@@ -1,7 +1,23 @@
 //! The name formats Kubernetes objects use, checked with reasons an operator can act on:
 //! RFC 1123 labels (container, volume and namespace names), RFC 1123 subdomains (pod names),
-//! IANA service names (port names), qualified names (label and annotation keys) and label
-//! values. Names are quoted in the reasons clipped ([`quoted`]), however long they are.
+//! IANA service names (port names), qualified names (label and annotation keys), label
+//! values, and relative paths that stay below where they start. Names are quoted in the reasons clipped ([`quoted`]), however long they are.
+
+/// Why `path` is not a relative path that stays below where it starts (a subPath, a seccomp
+/// `localhostProfile`): upstream's rule for paths a pod author names under a directory of the
+/// node's.
+#[must_use]
+pub fn descending_path_problem(path: &str) -> Option<&'static str> {
+    if path.starts_with('/') {
+        Some("must be a relative path")
+    } else if path.split('/').any(|part| part == "..") {
+        Some("must not contain '..'")
+    } else if path.contains('\0') {
+        Some("must not contain a NUL character")
+    } else {
+        None
+    }
+}
 
 /// How much of a value an error message quotes, in characters: a manifest may hold a value
 /// of megabytes, and a message must stay readable.
@@ -276,5 +292,23 @@ mod tests {
         assert!(port_name_problem("8080").is_some());
         assert!(port_name_problem("a--b").is_some());
         assert!(port_name_problem("abcdefghijklmnop").is_some());
+    }
+
+    #[test]
+    fn descending_paths() {
+        for good in ["a", "a/b", "a/..b/c", "...", "a/./b", "$(POD_NAME)/logs"] {
+            assert_eq!(descending_path_problem(good), None, "{good}");
+        }
+        assert_eq!(
+            descending_path_problem("/etc"),
+            Some("must be a relative path")
+        );
+        for bad in ["..", "../../etc", "a/../b", "a/.."] {
+            assert_eq!(
+                descending_path_problem(bad),
+                Some("must not contain '..'"),
+                "{bad}"
+            );
+        }
     }
 }

@@ -80,6 +80,8 @@ pub fn node(root: PathBuf) -> NodeContext {
         memory_capacity_bytes: 16 << 30,
         cpu_capacity_millis: 4000,
         os: crate::spec::NodeOs::Linux,
+        seccomp_default: false,
+        apparmor_enabled: false,
     }
 }
 

@@ -13,6 +13,7 @@
 //! [`file_mode`], [`filesystem`], and the `*_linux.rs` / `*_windows.rs` halves of `volumes`.
 
 pub mod address;
+pub mod apparmor;
 pub mod cgroup;
 pub mod dns;
 pub mod file_mode;

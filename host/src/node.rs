@@ -7,13 +7,15 @@ use sergeant_config::NodeConfig;
 use sergeant_core::spec::{io_reason, NodeContext, SpecError};
 
 use crate::address::default_route_address;
+use crate::apparmor::apparmor_enabled;
 
 /// Where Linux says how much memory the node has.
 const MEMINFO: &str = "/proc/meminfo";
 
 /// The node settings of `config` with the memory this machine has, and the node's address:
 /// `--node-ip` when given, else the default route's ([`default_route_address`]), the address the
-/// Node reports as `InternalIP` and pods get as `status.hostIP`. Blocking I/O.
+/// Node reports as `InternalIP` and pods get as `status.hostIP`; and whether the kernel enforces
+/// AppArmor ([`apparmor_enabled`]). Blocking I/O.
 ///
 /// # Errors
 ///
@@ -21,6 +23,7 @@ const MEMINFO: &str = "/proc/meminfo";
 pub fn node_context(config: &NodeConfig) -> Result<NodeContext, SpecError> {
     let mut node = NodeContext::from_config(config, memory_capacity()?)?;
     node.node_ip = node.node_ip.or_else(default_route_address);
+    node.apparmor_enabled = apparmor_enabled();
     Ok(node)
 }
 

@@ -104,4 +104,16 @@ impl Runtime {
             .status
             .expect("a status")
     }
+
+    /// What the runtime keeps about container `id` beyond its status: the `info` document of
+    /// its verbose status (containerd's holds the CRI configuration it was created with,
+    /// `config`, and the OCI spec it made of it, `runtimeSpec`).
+    pub fn container_info(&self, id: &str) -> serde_json::Value {
+        let response = self
+            .tokio
+            .block_on(self.client.container_status(id, true))
+            .expect("verbose container status");
+        let info = response.info.get("info").expect("an info document");
+        serde_json::from_str(info).expect("info is JSON")
+    }
 }

@@ -236,7 +236,7 @@ impl PodManager {
                     .collect();
                 let pressure = self.deps.pressure.borrow().clone();
                 eviction::message::admit(pod, &pressure)
-                    .and_then(|()| admit_to_node(pod, node.os, &allowlist))
+                    .and_then(|()| admit_to_node(pod, &node, &allowlist))
                     .and_then(|()| admit(pod, &admitted, capacity))
             };
             match admission {

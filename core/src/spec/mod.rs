@@ -25,6 +25,7 @@ mod node;
 mod node_os;
 mod objects;
 mod pod_resources;
+pub(crate) mod profiles;
 mod qos;
 mod qos_cgroups;
 mod quantity;

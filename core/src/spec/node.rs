@@ -44,6 +44,13 @@ pub struct NodeContext {
     /// The node's operating system: which half (Linux or Windows) of the CRI configurations
     /// pods get.
     pub os: NodeOs,
+    /// `seccompDefault`: whether a container that names no seccomp profile runs under the
+    /// runtime's default one rather than unconfined.
+    pub seccomp_default: bool,
+    /// Whether the host kernel enforces AppArmor: a pod asking for an AppArmor profile is
+    /// refused admission on a node without it, as upstream. `sergeant_host::node::node_context`
+    /// measures it; [`NodeContext::from_config`] leaves it false.
+    pub apparmor_enabled: bool,
 }
 
 impl NodeContext {
@@ -72,6 +79,8 @@ impl NodeContext {
             memory_capacity_bytes,
             cpu_capacity_millis: crate::allocatable::NodeResources::of_machine(0).cpu_millis,
             os: NodeOs::of_this_build(),
+            seccomp_default: kubelet.seccomp_default,
+            apparmor_enabled: false,
         })
     }
 

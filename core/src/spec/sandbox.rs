@@ -1,11 +1,12 @@
 //! The CRI sandbox configuration of a pod: identity, hostname, logs, DNS, host ports, labels
-//! and the pod-level Linux settings (cgroup, namespaces, users, sysctls).
+//! and the pod-level Linux settings (cgroup, namespaces, users, sysctls, the sandbox's seccomp
+//! profile and SELinux labels).
 
 use std::collections::HashMap;
 
 use k8s_cri::v1::{
-    Int64Value, LinuxPodSandboxConfig, LinuxSandboxSecurityContext, NamespaceMode, NamespaceOption,
-    PodSandboxConfig, PodSandboxMetadata, PortMapping, Protocol,
+    security_profile::ProfileType, Int64Value, LinuxPodSandboxConfig, LinuxSandboxSecurityContext,
+    NamespaceMode, NamespaceOption, PodSandboxConfig, PodSandboxMetadata, PortMapping, Protocol,
 };
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 
@@ -17,6 +18,7 @@ use super::identity::{all_containers, PodIdentity};
 use super::logs::pod_log_dir;
 use super::node::NodeContext;
 use super::node_os::NodeOs;
+use super::profiles::{of_type, selinux};
 use super::windows::sandbox_windows;
 use crate::labels;
 
@@ -72,7 +74,7 @@ pub fn sandbox_config(
             .collect(),
         linux: Some(LinuxPodSandboxConfig {
             cgroup_parent,
-            security_context: Some(security_context(pod, spec)),
+            security_context: Some(security_context(pod, spec, node.os)),
             sysctls: spec
                 .security_context
                 .as_ref()
@@ -177,10 +179,19 @@ pub fn namespace_options(spec: &PodSpec) -> NamespaceOption {
 }
 
 /// Namespaces, users and groups of the sandbox. It is privileged when any container is,
-/// since the runtime allows privileged containers only in such a sandbox.
-fn security_context(pod: &Pod, spec: &PodSpec) -> LinuxSandboxSecurityContext {
+/// since the runtime allows privileged containers only in such a sandbox. Its own process (the
+/// pause process) always runs under the runtime's default seccomp profile, as upstream's, so a
+/// pod's profile never has to allow what the sandbox does; it carries the pod's SELinux labels
+/// on Linux.
+fn security_context(pod: &Pod, spec: &PodSpec, os: NodeOs) -> LinuxSandboxSecurityContext {
     let pod_sc = spec.security_context.as_ref();
+    let selinux_options = match os {
+        NodeOs::Linux => selinux(pod_sc.and_then(|sc| sc.se_linux_options.as_ref())),
+        NodeOs::Windows => None,
+    };
     LinuxSandboxSecurityContext {
+        seccomp: Some(of_type(ProfileType::RuntimeDefault)),
+        selinux_options,
         namespace_options: Some(namespace_options(spec)),
         run_as_user: pod_sc
             .and_then(|sc| sc.run_as_user)
@@ -199,7 +210,9 @@ fn security_context(pod: &Pod, spec: &PodSpec) -> LinuxSandboxSecurityContext {
 mod tests {
     use super::*;
     use crate::testing::{node, pod_with, resources};
-    use k8s_openapi::api::core::v1::{ContainerPort, PodSecurityContext, SecurityContext, Sysctl};
+    use k8s_openapi::api::core::v1::{
+        ContainerPort, PodSecurityContext, SELinuxOptions, SecurityContext, Sysctl,
+    };
 
     fn build(pod: &Pod) -> Result<PodSandboxConfig, SpecError> {
         let dir = tempfile::tempdir().unwrap();
@@ -298,6 +311,10 @@ mod tests {
                 name: "net.core.somaxconn".into(),
                 value: "1024".into(),
             }]),
+            se_linux_options: Some(SELinuxOptions {
+                level: Some("s0:c5".into()),
+                ..Default::default()
+            }),
             ..Default::default()
         });
         spec.containers[0].security_context = Some(SecurityContext {
@@ -313,6 +330,12 @@ mod tests {
         assert_eq!(sc.run_as_user, Some(Int64Value { value: 1000 }));
         assert_eq!(sc.run_as_group, Some(Int64Value { value: 2000 }));
         assert_eq!(sc.supplemental_groups, vec![4000, 3000], "fsGroup first");
+        assert_eq!(
+            sc.seccomp.map(|p| p.profile_type),
+            Some(ProfileType::RuntimeDefault as i32),
+            "the sandbox always runs under the runtime's default profile"
+        );
+        assert_eq!(sc.selinux_options.unwrap().level, "s0:c5");
         let ns = sc.namespace_options.unwrap();
         assert_eq!(
             (ns.network, ns.pid, ns.ipc),

@@ -1,10 +1,13 @@
 //! A container's Linux security settings: privilege, capabilities, users, read-only root,
-//! `no_new_privs`, namespaces and the masked `/proc` and `/sys` paths.
+//! `no_new_privs`, namespaces, the masked `/proc` and `/sys` paths, and the seccomp, AppArmor
+//! and SELinux profiles of [`super::profiles`].
 
 use k8s_cri::v1::{Capability, Int64Value, LinuxContainerSecurityContext};
-use k8s_openapi::api::core::v1::{Container, PodSecurityContext, PodSpec};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSecurityContext, PodSpec};
 
 use super::error::SpecError;
+use super::node::NodeContext;
+use super::profiles::{apparmor, seccomp, selinux};
 use super::sandbox::namespace_options;
 
 /// Paths hidden from unprivileged containers (kernel internals a container has no business
@@ -96,21 +99,30 @@ pub fn check_non_root_image(
     ))
 }
 
-/// The security context of `container` (at `field`), the pod's settings filling in what the
-/// container leaves unset.
+/// The security context of `container` (at `field`) of `pod` (shown as `display`), the pod's
+/// settings filling in what the container leaves unset, on `node` (its `seccompDefault` and
+/// the directory of its `Localhost` seccomp profiles).
+///
+/// # Errors
+///
+/// [`SpecError::Field`] naming the setting at fault: contradictions (privileged without
+/// privilege escalation, `runAsUser: 0` with `runAsNonRoot`) and unusable profiles.
 pub fn container_security(
-    pod: &str,
-    spec: &PodSpec,
+    display: &str,
+    pod: &Pod,
     container: &Container,
     field: &str,
+    node: &NodeContext,
 ) -> Result<LinuxContainerSecurityContext, SpecError> {
+    let empty = PodSpec::default();
+    let spec = pod.spec.as_ref().unwrap_or(&empty);
     let sc = container.security_context.as_ref();
     let pod_sc = spec.security_context.as_ref();
     let privileged = sc.and_then(|s| s.privileged).unwrap_or(false);
     let allow_escalation = sc.and_then(|s| s.allow_privilege_escalation);
     if privileged && allow_escalation == Some(false) {
         return Err(SpecError::field(
-            pod,
+            display,
             format!("{field}.securityContext.allowPrivilegeEscalation"),
             "cannot be false for a privileged container",
         ));
@@ -124,7 +136,7 @@ pub fn container_security(
         .unwrap_or(false);
     if run_as_non_root && run_as_user == Some(0) {
         return Err(SpecError::field(
-            pod,
+            display,
             format!("{field}.securityContext.runAsUser"),
             "is 0 (root) but runAsNonRoot is set",
         ));
@@ -138,7 +150,21 @@ pub fn container_security(
             list.iter().map(ToString::to_string).collect()
         }
     };
+    let apparmor = apparmor(display, pod, container, field)?;
+    let selinux_options = sc
+        .and_then(|s| s.se_linux_options.as_ref())
+        .or_else(|| pod_sc.and_then(|s| s.se_linux_options.as_ref()));
+    // The profile's name in the deprecated field too, as upstream sends it: runtimes older
+    // than the structured field (containerd 1.6) read only the name.
+    #[allow(deprecated)]
     Ok(LinuxContainerSecurityContext {
+        seccomp: Some(seccomp(display, spec, container, field, node)?),
+        apparmor_profile: apparmor
+            .as_ref()
+            .map(|a| a.name.clone())
+            .unwrap_or_default(),
+        apparmor: apparmor.map(|a| a.profile),
+        selinux_options: selinux(selinux_options),
         capabilities: capabilities.map(|caps| Capability {
             add_capabilities: caps.add.clone().unwrap_or_default(),
             drop_capabilities: caps.drop.clone().unwrap_or_default(),
@@ -237,7 +263,12 @@ mod tests {
             security_context: sc,
             ..Default::default()
         };
-        container_security("ns/p", spec, &container, "spec.containers[0]")
+        let pod = Pod {
+            spec: Some(spec.clone()),
+            ..Default::default()
+        };
+        let node = crate::testing::node(std::path::PathBuf::from("/r"));
+        container_security("ns/p", &pod, &container, "spec.containers[0]", &node)
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 mod metadata;
 mod mounts;
+mod profiles;
 mod resources;
 mod restart;
 
@@ -65,7 +66,12 @@ pub(crate) fn validate(
     };
     check.metadata(pod, origin);
     match &pod.spec {
-        Some(spec) => check.spec(spec, origin),
+        Some(spec) => {
+            check.spec(spec, origin);
+            if let Some(annotations) = &pod.metadata.annotations {
+                check.apparmor_annotations(annotations, spec);
+            }
+        }
         None => check.fail(&FieldPath::of(&["spec"]), "required: a pod needs a spec"),
     }
     check.problems.sort_by_key(|problem| problem.line);
@@ -128,6 +134,13 @@ impl Checks<'_, '_> {
             );
         }
         self.pod_resources(spec);
+        if let Some(security) = &spec.security_context {
+            self.profiles(
+                security.seccomp_profile.as_ref(),
+                security.app_armor_profile.as_ref(),
+                &spec_path.key("securityContext"),
+            );
+        }
         let volumes = self.volumes(spec);
         let init = spec.init_containers.as_deref().unwrap_or_default();
         let count = init.len() + spec.containers.len() + ephemeral.len();
@@ -149,6 +162,7 @@ impl Checks<'_, '_> {
         for (index, container) in ephemeral.iter().enumerate() {
             let path = spec_path.key("ephemeralContainers").index(index);
             self.container_name(&container.name, &path, &mut names);
+            self.container_profiles(container.security_context.as_ref(), &path);
         }
     }
 
@@ -210,6 +224,7 @@ impl Checks<'_, '_> {
             Some(_) => {}
         }
         self.restart_settings(container, path);
+        self.container_profiles(container.security_context.as_ref(), path);
         let env = container.env.as_deref().unwrap_or_default();
         self.at_most(
             &path.key("env"),
