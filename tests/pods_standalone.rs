@@ -10,6 +10,7 @@ use std::fs;
 use std::time::Duration;
 
 use common::node::{container, manifest, phase, sleeper, Node, POD_DEADLINE, SHELL};
+use common::runtime::Runtime;
 use common::wait_for;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::Value;
@@ -533,6 +534,14 @@ fn pods_the_node_cannot_be_are_failed_with_the_upstream_reasons() {
         "windows.yaml",
         &pod("windows", "  os: {name: windows}\n", "sleep 3600"),
     );
+    node.write(
+        "strict.yaml",
+        &pod(
+            "strict",
+            "  restartPolicy: Never\n  securityContext:\n    supplementalGroupsPolicy: Strict\n    supplementalGroups: [4000]\n",
+            "id -G > /dev/termination-log",
+        ),
+    );
     assert_eq!(
         failed("forbidden"),
         (
@@ -541,6 +550,26 @@ fn pods_the_node_cannot_be_are_failed_with_the_upstream_reasons() {
         )
     );
     assert_eq!(failed("windows").0, "PodOSNotSupported");
+    if Runtime::connect().applies_strict_groups() {
+        let strict = node.wait_pod("strict", "Succeeded", |p| phase(p) == "Succeeded");
+        let main = container(&strict, "containerStatuses", "main");
+        assert_eq!(
+            main["state"]["terminated"]["message"]
+                .as_str()
+                .map(str::trim),
+            Some("0 4000"),
+            "only the pod's groups, none from the image's /etc/group: {strict}"
+        );
+    } else {
+        assert_eq!(
+            failed("strict"),
+            (
+                "SupplementalGroupsPolicyNotSupported".to_owned(),
+                "SupplementalGroupsPolicy=Strict is not supported in this node".to_owned()
+            ),
+            "a runtime that does not apply Strict groups gets no Strict pod"
+        );
+    }
     let allowed = node.wait_pod("allowed", "Succeeded", |p| phase(p) == "Succeeded");
     let main = container(&allowed, "containerStatuses", "main");
     assert_eq!(

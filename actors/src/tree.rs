@@ -86,6 +86,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
 
     let runtime_health = watch::Sender::new(RuntimeHealth::default());
     let node_health = runtime_health.subscribe();
+    let admission_health = runtime_health.subscribe();
     let adapter_config = deps.config.subscribe();
     let factory = deps.adapter_factory;
     let adapter_slot = Slot::new("runtime-adapter");
@@ -261,6 +262,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         manager: manager_slot.reference(policy.delivery_timeout),
         supervision: policy.clone(),
         pressure: pressure.subscribe(),
+        runtime: admission_health,
     };
     let pod_manager = ChildSpec::worker("pod-manager", &manager_slot, move |env| {
         PodManager::new(env, manager_deps.clone())

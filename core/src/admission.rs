@@ -156,6 +156,36 @@ pub fn admit_to_node(
     Ok(())
 }
 
+/// Whether `pod` asks for `supplementalGroupsPolicy: Strict`: its processes get only the
+/// groups the pod names, not those the image's `/etc/group` adds.
+#[must_use]
+pub fn wants_strict_groups(pod: &Pod) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|spec| spec.security_context.as_ref())
+        .and_then(|sc| sc.supplemental_groups_policy.as_deref())
+        == Some(STRICT_GROUPS)
+}
+
+/// Upstream's check of a pod's `supplementalGroupsPolicy` against the runtime: a `Strict`
+/// pod needs a runtime that applies the policy (`runtime_supports`, from its CRI features);
+/// on any other it is refused rather than run with groups it asked not to have.
+///
+/// # Errors
+/// `SupplementalGroupsPolicyNotSupported` with upstream's message.
+pub fn admit_groups_policy(pod: &Pod, runtime_supports: bool) -> Result<(), Rejection> {
+    if wants_strict_groups(pod) && !runtime_supports {
+        return Err(reject(
+            "SupplementalGroupsPolicyNotSupported",
+            format!("SupplementalGroupsPolicy={STRICT_GROUPS} is not supported in this node"),
+        ));
+    }
+    Ok(())
+}
+
+/// The `supplementalGroupsPolicy` that leaves out the image's groups.
+const STRICT_GROUPS: &str = "Strict";
+
 fn reject(reason: &str, message: String) -> Rejection {
     Rejection {
         reason: reason.to_owned(),
@@ -387,6 +417,27 @@ mod tests {
         let mut node = crate::testing::node(std::path::PathBuf::from("/r"));
         node.os = os;
         node
+    }
+
+    #[test]
+    fn a_strict_supplemental_groups_policy_needs_a_runtime_that_applies_it() {
+        let with_policy = |policy: &str| {
+            pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {
+                "securityContext": {"supplementalGroupsPolicy": policy},
+                "containers": [{"name": "c", "image": "i"}]}}))
+        };
+        let strict = with_policy("Strict");
+        let err = admit_groups_policy(&strict, false).unwrap_err();
+        assert_eq!(
+            (err.reason.as_str(), err.message.as_str()),
+            (
+                "SupplementalGroupsPolicyNotSupported",
+                "SupplementalGroupsPolicy=Strict is not supported in this node"
+            )
+        );
+        assert!(admit_groups_policy(&strict, true).is_ok());
+        assert!(admit_groups_policy(&with_policy("Merge"), false).is_ok());
+        assert!(admit_groups_policy(&with("1m", "1", None), false).is_ok());
     }
 
     #[test]

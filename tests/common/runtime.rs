@@ -116,4 +116,14 @@ impl Runtime {
         let info = response.info.get("info").expect("an info document");
         serde_json::from_str(info).expect("info is JSON")
     }
+
+    /// Whether the runtime says it applies `supplementalGroupsPolicy: Strict` (its CRI
+    /// features; a runtime that reports none does not).
+    pub fn applies_strict_groups(&self) -> bool {
+        self.tokio
+            .block_on(self.client.status(false))
+            .expect("runtime status")
+            .features
+            .is_some_and(|f| f.supplemental_groups_policy)
+    }
 }

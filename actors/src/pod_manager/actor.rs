@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use super::children::{PodAssignment, PodAssignments};
 use super::gave_up::given_up;
+use super::runtime_features::follow_runtime_features;
 use crate::config_feed::ConfigState;
 use crate::events::{reason, EventSink, EventType};
 use crate::pod::report;
@@ -20,10 +21,13 @@ use crate::pod::worker::{Evict, PodWorker, SyncPod, TerminatePod, UpdatePod, Wor
 use crate::pressure_feed::PressureFeed;
 use crate::runtime::RuntimePort;
 use crate::status_manager::{PodFinished, ReportStatus, StatusManager};
-use sergeant_core::admission::{admit, admit_to_node, Capacity, Rejection};
+use sergeant_core::admission::{
+    admit, admit_groups_policy, admit_to_node, wants_strict_groups, Capacity, Rejection,
+};
 use sergeant_core::allocatable::NodeResources;
 use sergeant_core::eviction;
 use sergeant_core::labels;
+use sergeant_core::node_status::facts::RuntimeHealth;
 use sergeant_core::pod_update::changed;
 use sergeant_core::source::is_api_pod;
 use sergeant_core::source::is_static_pod;
@@ -63,6 +67,8 @@ pub struct PodManagerDeps {
     pub supervision: RestartPolicy,
     /// The node's pressure conditions, which refuse pods at admission.
     pub pressure: PressureFeed,
+    /// The runtime's health polls: whether it applies `supplementalGroupsPolicy: Strict`.
+    pub runtime: watch::Receiver<RuntimeHealth>,
 }
 
 /// Runs one pod actor per admitted pod, as a child of the pod supervisor.
@@ -71,6 +77,9 @@ pub struct PodManager {
     deps: PodManagerDeps,
     pod_supervisor: ChildRef<DynamicSupervisor<PodWorker>>,
     node: Option<Arc<NodeContext>>,
+    /// Whether the runtime applies `supplementalGroupsPolicy: Strict`, as of its last answer;
+    /// `None` until it answered once, and `Strict` pods wait until then.
+    pub(super) strict_groups: Option<bool>,
     /// The size of the filesystem of the node's root directory, measured at start; `None`
     /// when it could not be, and then admission does not check ephemeral storage.
     storage_bytes: Option<u64>,
@@ -97,6 +106,7 @@ impl PodManager {
                 .reference(deps.supervision.delivery_timeout),
             deps,
             node: None,
+            strict_groups: None,
             storage_bytes: None,
             workers: BTreeMap::new(),
             reports: BTreeMap::new(),
@@ -149,7 +159,7 @@ impl PodManager {
             .is_some_and(|phase| phase == "Succeeded" || phase == "Failed")
     }
 
-    fn reconcile(&mut self, ctx: &mut Context<Self>) {
+    pub(super) fn reconcile(&mut self, ctx: &mut Context<Self>) {
         if let Err(fault) = failpoint::check("pod-manager::reconcile") {
             return self.env.fail(ctx, fault);
         }
@@ -227,6 +237,12 @@ impl PodManager {
                 self.start_worker(key_of(pod), Some(Arc::clone(pod)), Some(grace));
                 continue;
             }
+            let strict_groups = match self.strict_groups {
+                Some(applied) => applied,
+                // Decided once the runtime has said whether it applies the policy.
+                None if wants_strict_groups(pod) => continue,
+                None => false,
+            };
             let admission = {
                 let assigned = self.deps.assignments.borrow();
                 let admitted: Vec<&Pod> = assigned
@@ -237,6 +253,7 @@ impl PodManager {
                 let pressure = self.deps.pressure.borrow().clone();
                 eviction::message::admit(pod, &pressure)
                     .and_then(|()| admit_to_node(pod, &node, &allowlist))
+                    .and_then(|()| admit_groups_policy(pod, strict_groups))
                     .and_then(|()| admit(pod, &admitted, capacity))
             };
             match admission {
@@ -531,6 +548,9 @@ impl Actor for PodManager {
                 }
             }
             .into_actor(self),
+        );
+        ctx.spawn(
+            follow_runtime_features(self.deps.runtime.clone(), ctx.address()).into_actor(self),
         );
         // Made now, it takes the pod supervisor up now as seen.
         let supervisor = self

@@ -10,6 +10,7 @@
 mod actor;
 mod children;
 mod gave_up;
+mod runtime_features;
 
 pub use actor::{EvictPod, ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps};
 pub use children::{pod_supervisor, PodAssignment, PodAssignments, POD_SUPERVISOR};

@@ -79,6 +79,8 @@ pub(super) async fn probe(port: Recipient<RuntimeCall>, spec: AdapterSpec) -> Ru
             health.reachable = true;
             health.runtime_version =
                 format!("{} {}", version.runtime_name, version.runtime_version);
+            health.supplemental_groups_policy =
+                status.features.map(|f| f.supplemental_groups_policy);
             let conditions = status.status.map(|s| s.conditions).unwrap_or_default();
             let condition = |kind: &str| conditions.iter().find(|c| c.r#type == kind);
             health.runtime_ready = condition("RuntimeReady").is_some_and(|c| c.status);

@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{
-    ContainerImage, DaemonEndpoint, Node, NodeAddress, NodeDaemonEndpoints, NodeSpec, NodeStatus,
-    NodeSystemInfo,
+    ContainerImage, DaemonEndpoint, Node, NodeAddress, NodeDaemonEndpoints, NodeFeatures, NodeSpec,
+    NodeStatus, NodeSystemInfo,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -148,6 +148,12 @@ pub fn status(
             ..NodeSystemInfo::default()
         }),
         images,
+        features: runtime
+            .health
+            .supplemental_groups_policy
+            .map(|supported| NodeFeatures {
+                supplemental_groups_policy: Some(supported),
+            }),
         declared_features: Some(
             DECLARED_FEATURES
                 .iter()
@@ -192,6 +198,7 @@ pub fn changed(old: &NodeStatus, new: &NodeStatus) -> bool {
         && old.node_info == new.node_info
         && old.daemon_endpoints == new.daemon_endpoints
         && old.images == new.images
+        && old.features == new.features
         && old.declared_features == new.declared_features)
 }
 
@@ -283,6 +290,24 @@ mod tests {
 
     fn get<'a>(map: &'a Option<BTreeMap<String, Quantity>>, key: &str) -> &'a str {
         &map.as_ref().unwrap()[key].0
+    }
+
+    #[test]
+    fn the_runtimes_features_are_reported_only_when_it_reports_them() {
+        let config = KubeletConfiguration::default();
+        let mut view = runtime();
+        let none = status(&facts(), &config, &view, None, &at(0));
+        assert_eq!(none.features, None, "a runtime without features: none");
+        view.health.supplemental_groups_policy = Some(true);
+        let strict = status(&facts(), &config, &view, None, &at(0));
+        assert_eq!(
+            strict.features.and_then(|f| f.supplemental_groups_policy),
+            Some(true)
+        );
+        assert!(
+            changed(&none, &status(&facts(), &config, &view, None, &at(0))),
+            "a new feature is a change to report"
+        );
     }
 
     #[test]

@@ -44,6 +44,10 @@ pub struct RuntimeHealth {
     pub network_ready: bool,
     /// The runtime's name and version from the handshake (`containerd 1.6.20`).
     pub runtime_version: String,
+    /// Whether the runtime applies a pod's `supplementalGroupsPolicy: Strict` (its CRI
+    /// `RuntimeFeatures`); `None` when it reports no features at all (containerd before 2.0),
+    /// which upstream takes as not supported and leaves out of the Node's `status.features`.
+    pub supplemental_groups_policy: Option<bool>,
     /// Why the runtime is not ready, when it is not.
     pub message: String,
 }

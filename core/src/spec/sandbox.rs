@@ -19,6 +19,7 @@ use super::logs::pod_log_dir;
 use super::node::NodeContext;
 use super::node_os::NodeOs;
 use super::profiles::{of_type, selinux};
+use super::security::supplemental_groups_policy;
 use super::windows::sandbox_windows;
 use crate::labels;
 
@@ -29,9 +30,9 @@ use crate::labels;
 /// # Errors
 ///
 /// [`SpecError::Field`] for a pod without name or usable UID, a `spec.hostname` that is not
-/// a DNS label, an unknown DNS policy or port protocol, a host port out of range, or (on a
-/// Windows node) HostProcess settings the pod may not have; [`SpecError::Host`] when the
-/// node's resolv.conf is needed and cannot be read.
+/// a DNS label, an unknown DNS policy, port protocol or `supplementalGroupsPolicy`, a host
+/// port out of range, or (on a Windows node) HostProcess settings the pod may not have;
+/// [`SpecError::Host`] when the node's resolv.conf is needed and cannot be read.
 pub fn sandbox_config(
     pod: &Pod,
     node: &NodeContext,
@@ -74,7 +75,7 @@ pub fn sandbox_config(
             .collect(),
         linux: Some(LinuxPodSandboxConfig {
             cgroup_parent,
-            security_context: Some(security_context(pod, spec, node.os)),
+            security_context: Some(security_context(pod, &id, spec, node.os)?),
             sysctls: spec
                 .security_context
                 .as_ref()
@@ -183,13 +184,18 @@ pub fn namespace_options(spec: &PodSpec) -> NamespaceOption {
 /// pause process) always runs under the runtime's default seccomp profile, as upstream's, so a
 /// pod's profile never has to allow what the sandbox does; it carries the pod's SELinux labels
 /// on Linux.
-fn security_context(pod: &Pod, spec: &PodSpec, os: NodeOs) -> LinuxSandboxSecurityContext {
+fn security_context(
+    pod: &Pod,
+    id: &PodIdentity,
+    spec: &PodSpec,
+    os: NodeOs,
+) -> Result<LinuxSandboxSecurityContext, SpecError> {
     let pod_sc = spec.security_context.as_ref();
     let selinux_options = match os {
         NodeOs::Linux => selinux(pod_sc.and_then(|sc| sc.se_linux_options.as_ref())),
         NodeOs::Windows => None,
     };
-    LinuxSandboxSecurityContext {
+    Ok(LinuxSandboxSecurityContext {
         seccomp: Some(of_type(ProfileType::RuntimeDefault)),
         selinux_options,
         namespace_options: Some(namespace_options(spec)),
@@ -200,10 +206,11 @@ fn security_context(pod: &Pod, spec: &PodSpec, os: NodeOs) -> LinuxSandboxSecuri
             .and_then(|sc| sc.run_as_group)
             .map(|value| Int64Value { value }),
         supplemental_groups: super::security::supplemental_groups(pod_sc),
+        supplemental_groups_policy: supplemental_groups_policy(&id.display, pod_sc)?,
         privileged: all_containers(pod)
             .any(|(_, c)| c.security_context.as_ref().and_then(|sc| sc.privileged) == Some(true)),
         ..Default::default()
-    }
+    })
 }
 
 #[cfg(test)]
@@ -315,6 +322,7 @@ mod tests {
                 level: Some("s0:c5".into()),
                 ..Default::default()
             }),
+            supplemental_groups_policy: Some("Strict".into()),
             ..Default::default()
         });
         spec.containers[0].security_context = Some(SecurityContext {
@@ -336,6 +344,10 @@ mod tests {
             "the sandbox always runs under the runtime's default profile"
         );
         assert_eq!(sc.selinux_options.unwrap().level, "s0:c5");
+        assert_eq!(
+            sc.supplemental_groups_policy,
+            k8s_cri::v1::SupplementalGroupsPolicy::Strict as i32
+        );
         let ns = sc.namespace_options.unwrap();
         assert_eq!(
             (ns.network, ns.pid, ns.ipc),

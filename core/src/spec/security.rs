@@ -2,7 +2,9 @@
 //! `no_new_privs`, namespaces, the masked `/proc` and `/sys` paths, and the seccomp, AppArmor
 //! and SELinux profiles of [`super::profiles`].
 
-use k8s_cri::v1::{Capability, Int64Value, LinuxContainerSecurityContext};
+use k8s_cri::v1::{
+    Capability, Int64Value, LinuxContainerSecurityContext, SupplementalGroupsPolicy,
+};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSecurityContext, PodSpec};
 
 use super::error::SpecError;
@@ -181,12 +183,37 @@ pub fn container_security(
             .and_then(|s| s.read_only_root_filesystem)
             .unwrap_or(false),
         supplemental_groups: supplemental_groups(pod_sc),
+        supplemental_groups_policy: supplemental_groups_policy(display, pod_sc)?,
         // Only an explicit `allowPrivilegeEscalation: false` sets no_new_privs.
         no_new_privs: allow_escalation == Some(false),
         masked_paths: paths(MASKED_PATHS),
         readonly_paths: paths(READONLY_PATHS),
         ..Default::default()
     })
+}
+
+/// The pod's `supplementalGroupsPolicy` as the CRI numbers it: `Merge` (the default: the
+/// groups of the image's `/etc/group` too) or `Strict` (only the pod's).
+///
+/// # Errors
+///
+/// [`SpecError::Field`] for any other value.
+pub(super) fn supplemental_groups_policy(
+    pod: &str,
+    pod_sc: Option<&PodSecurityContext>,
+) -> Result<i32, SpecError> {
+    let policy = match pod_sc.and_then(|s| s.supplemental_groups_policy.as_deref()) {
+        None | Some("Merge") => SupplementalGroupsPolicy::Merge,
+        Some("Strict") => SupplementalGroupsPolicy::Strict,
+        Some(other) => {
+            return Err(SpecError::field(
+                pod,
+                "spec.securityContext.supplementalGroupsPolicy",
+                format!("{other:?} is not a policy (Merge or Strict)"),
+            ))
+        }
+    };
+    Ok(policy as i32)
 }
 
 /// The groups a pod's processes get besides their own: `fsGroup` first (so they can use the

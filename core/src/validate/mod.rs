@@ -135,6 +135,15 @@ impl Checks<'_, '_> {
         }
         self.pod_resources(spec);
         if let Some(security) = &spec.security_context {
+            if let Some(policy) = security.supplemental_groups_policy.as_deref() {
+                self.one_of(
+                    &spec_path
+                        .key("securityContext")
+                        .key("supplementalGroupsPolicy"),
+                    policy,
+                    &["Merge", "Strict"],
+                );
+            }
             self.profiles(
                 security.seccomp_profile.as_ref(),
                 security.app_armor_profile.as_ref(),
