@@ -209,3 +209,83 @@ fn a_resize_is_applied_in_place_or_by_restart_as_the_resize_policy_says() {
 fn container_state_running(pod: &Value, name: &str) -> bool {
     !container(pod, "containerStatuses", name)["state"]["running"].is_null()
 }
+
+/// A resize that would set a memory limit below what the container uses is not carried out:
+/// the pod shows `PodResizeInProgress` with reason `Error` and upstream's message, the
+/// container keeps its limit (in the runtime and in its status), and a resize back clears the
+/// condition. Before, the lower limit was written regardless.
+#[test]
+fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
+    let node = Managed::start("resize-below-usage", &[]);
+    let limits = |memory: &str| {
+        json!({"requests": {"cpu": "100m", "memory": memory},
+                                       "limits": {"cpu": "100m", "memory": memory}})
+    };
+    // 20 MiB in a tmpfs file, charged to the container's memory cgroup.
+    node.create(
+        "filled",
+        &format!(
+            "  containers:\n  - name: main\n    image: {SHELL}\n    \
+             command: [sh, -c, 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=20 && sleep 3600']\n    \
+             resizePolicy:\n    - {{resourceName: memory, restartPolicy: NotRequired}}\n    \
+             resources:\n      requests: {{cpu: 100m, memory: 64Mi}}\n      limits: {{cpu: 100m, memory: 64Mi}}\n"
+        ),
+    );
+    let running = node.wait_pod("filled", "Running", |p| container_state_running(p, "main"));
+    let (_, _, id) = applied(&running, "main");
+    let id = id.trim_start_matches("containerd://").to_owned();
+    let limit_now = || {
+        Runtime::connect()
+            .container_status(&id)
+            .resources
+            .and_then(|r| r.linux)
+            .map(|l| l.memory_limit_in_bytes)
+    };
+    // The file is written before the shell sleeps: wait for the usage to be there.
+    common::wait_for(
+        "the container to hold its 20 MiB",
+        common::node::POD_DEADLINE,
+        || (Runtime::connect().memory_usage(&id)? >= 20 << 20).then_some(()),
+    );
+    let resize_condition = |pod: &Value| {
+        pod["status"]["conditions"]
+            .as_array()
+            .and_then(|all| all.iter().find(|c| c["type"] == "PodResizeInProgress"))
+            .cloned()
+    };
+    resize(
+        &node,
+        "filled",
+        &json!({"spec": {"containers": [{"name": "main", "resources": limits("10Mi")}]}}),
+    );
+    let refused = node.wait_pod("filled", "the resize refused", |p| {
+        resize_condition(p).is_some_and(|c| c["reason"] == "Error")
+    });
+    let condition = resize_condition(&refused).expect("the condition");
+    let message = condition["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("cannot decrease memory limits: ")
+            && message.contains("memory limit (10485760) below current usage ("),
+        "{condition}"
+    );
+    assert_eq!(condition["status"], "True");
+    assert_eq!(limit_now(), Some(64 << 20), "the limit was not lowered");
+    assert_eq!(
+        applied(&refused, "main").0["limits"],
+        limits("64Mi")["limits"],
+        "the status shows the limit in force (its memory request is the one allocated, which \
+         no cgroup shows, as upstream): {refused}"
+    );
+
+    resize(
+        &node,
+        "filled",
+        &json!({"spec": {"containers": [{"name": "main", "resources": limits("64Mi")}]}}),
+    );
+    let settled = node.wait_pod("filled", "the condition cleared", |p| {
+        p["status"]["observedGeneration"] == p["metadata"]["generation"]
+            && resize_condition(p).is_none()
+    });
+    assert_eq!(applied(&settled, "main").0, limits("64Mi"));
+    assert_eq!(limit_now(), Some(64 << 20));
+}

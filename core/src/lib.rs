@@ -39,6 +39,7 @@ pub mod pod_update;
 pub mod probe;
 pub mod rate;
 pub mod resize;
+pub mod resize_memory;
 pub mod restart;
 pub mod runtime;
 pub mod source;

@@ -38,6 +38,8 @@ pub struct ContainerUpdate {
     pub name: String,
     /// The resources it is to have.
     pub resources: LinuxContainerResources,
+    /// The memory limit the runtime reports it has now, in bytes; 0: none.
+    pub memory_limit_now: i64,
 }
 
 /// What a resize applies, in order: the pod cgroup raised to `pod_cgroup_first`, the
@@ -104,10 +106,17 @@ pub fn plan_resize(
             continue;
         }
         if let Some(resources) = desired(pod, container, memory_capacity_bytes) {
+            let memory_limit_now = observed
+                .status
+                .resources
+                .as_ref()
+                .and_then(|r| r.linux.as_ref())
+                .map_or(0, |linux| linux.memory_limit_in_bytes);
             actions.updates.push(ContainerUpdate {
                 id: observed.status.id.clone(),
                 name: container.name.clone(),
                 resources,
+                memory_limit_now,
             });
         }
     }

@@ -126,4 +126,18 @@ impl Runtime {
             .features
             .is_some_and(|f| f.supplemental_groups_policy)
     }
+
+    /// The memory container `id` uses as the runtime counts it (`usage_bytes`), in bytes;
+    /// `None` when the runtime has no stats for it yet.
+    pub fn memory_usage(&self, id: &str) -> Option<u64> {
+        let filter = sergeant_runtime_adapters::cri::api::ContainerStatsFilter {
+            id: id.to_owned(),
+            ..Default::default()
+        };
+        self.tokio
+            .block_on(self.client.list_container_stats(Some(filter)))
+            .expect("container stats")
+            .into_iter()
+            .find_map(|stats| Some(stats.memory?.usage_bytes?.value))
+    }
 }

@@ -72,6 +72,8 @@ pub(super) struct Progress {
     pub(super) changes: RuntimeChanges,
     /// It reset the pod in place (`RestartAllContainers`): the next sync is due at once.
     pub(super) reset: bool,
+    /// Why the in-place resize the pod asks for was not carried out, when it was not.
+    pub(super) resize_error: Option<String>,
 }
 
 /// The pod's runtime state after actions taken from the look `before` (none when they

@@ -4,11 +4,15 @@
 //! through the runtime (`UpdateContainerResources`), the pod cgroup lowered where it shrinks.
 //! A container whose `resizePolicy` restarts it is the plan's (a kill and a start); the pod
 //! cgroup is raised before the plan runs ([`raise_pod_cgroup`]) so a restarted container that
-//! grows fits in it, and the rest is applied once the plan is done ([`apply_resize`]).
+//! grows fits in it, and the rest is applied once the plan is done ([`apply_resize`]) — unless
+//! it lowers a memory limit to or below what is in use (`sergeant_core::resize_memory`), and
+//! then nothing is applied and the sync reports why (upstream's `PodResizeInProgress`
+//! condition with reason `Error`).
 
 use std::time::Instant;
 
 use sergeant_core::resize::{plan_resize, ResizeActions};
+use sergeant_core::resize_memory::{lowered_limits, refusal, LoweredLimits, MemoryInUse};
 use sergeant_core::runtime::PodRuntime;
 use sergeant_core::spec::{self, PodCgroupResources, SpecError};
 use sergeant_host::cgroup::{read_pod_cgroup_resources, set_pod_cgroup_resources};
@@ -24,12 +28,21 @@ fn pod_cgroup(input: &SyncInput) -> Option<String> {
         .then(|| spec::pod_cgroup_parent(&input.pod, &input.node))
 }
 
-/// What the resize of the pod needs now, with the pod cgroup's path; `None` when nothing.
-/// Reads the pod cgroup's few files on the actor thread (a place sergeant owns).
-fn decide(
-    input: &SyncInput,
-    runtime: &PodRuntime,
-) -> Result<Option<(Option<String>, ResizeActions)>, SpecError> {
+/// What a resize of the pod needs now.
+struct Decided {
+    /// The pod cgroup's path, when sergeant manages it.
+    cgroup: Option<String>,
+    /// The sandbox the containers run in.
+    sandbox_id: String,
+    /// What to apply.
+    actions: ResizeActions,
+    /// The memory limits it lowers.
+    lowered: LoweredLimits,
+}
+
+/// What the resize of the pod needs now; `None` when nothing. Reads the pod cgroup's few
+/// files on the actor thread (a place sergeant owns).
+fn decide(input: &SyncInput, runtime: &PodRuntime) -> Result<Option<Decided>, SpecError> {
     let Some(sandbox) = runtime.ready_sandbox() else {
         return Ok(None);
     };
@@ -45,7 +58,13 @@ fn decide(
         now.as_ref(),
         input.node.memory_capacity_bytes,
     );
-    Ok((!actions.is_empty()).then_some((cgroup, actions)))
+    let lowered = lowered_limits(&actions, now.as_ref());
+    Ok((!actions.is_empty()).then(|| Decided {
+        cgroup,
+        sandbox_id: sandbox.id.clone(),
+        actions,
+        lowered,
+    }))
 }
 
 fn write(cgroup: Option<&str>, resources: Option<&PodCgroupResources>) -> Result<(), SpecError> {
@@ -62,35 +81,99 @@ fn write(cgroup: Option<&str>, resources: Option<&PodCgroupResources>) -> Result
 ///
 /// The pod cgroup cannot be read or written ([`Stopped::Failed`]).
 pub(super) fn raise_pod_cgroup(input: &SyncInput, runtime: &PodRuntime) -> Result<(), Stopped> {
-    if let Some((cgroup, actions)) = decide(input, runtime)? {
-        write(cgroup.as_deref(), actions.pod_cgroup_first.as_ref())?;
+    if let Some(decided) = decide(input, runtime)? {
+        write(
+            decided.cgroup.as_deref(),
+            decided.actions.pod_cgroup_first.as_ref(),
+        )?;
     }
     Ok(())
 }
 
 /// Applies what the resize of the pod needs now; records the change in `progress` so the
-/// next look is a full one. Observes `kubelet_pod_resize_duration_milliseconds`.
+/// next look is a full one. Observes `kubelet_pod_resize_duration_milliseconds`. Returns why
+/// the resize was not carried out, if it was not: a lowered memory limit with no room for
+/// what is in use (nothing is applied then), or the runtime or the kernel refused a change.
 ///
 /// # Errors
 ///
-/// A runtime call or a cgroup write failed (a memory limit below what the container uses is
-/// refused by the kernel), or the pod is being stopped.
+/// The pod is being stopped ([`Stopped::Interrupted`]), or the pod cgroup cannot be read.
 pub(super) async fn apply_resize(
     input: &SyncInput,
     runtime: &PodRuntime,
     progress: &mut Progress,
-) -> Result<(), Stopped> {
-    let Some((cgroup, actions)) = decide(input, runtime)? else {
-        return Ok(());
+) -> Result<Option<String>, Stopped> {
+    let Some(decided) = decide(input, runtime)? else {
+        return Ok(None);
     };
+    if !decided.lowered.is_empty() {
+        let in_use = memory_in_use(input, &decided).await?;
+        if let Some(why) = refusal(&decided.lowered, &in_use) {
+            tracing::warn!("resize not applied: {why}");
+            return Ok(Some(why));
+        }
+    }
     let started = Instant::now();
     progress.changes = RuntimeChanges::Other;
-    let result = execute(input, cgroup.as_deref(), &actions).await;
+    let result = execute(input, decided.cgroup.as_deref(), &decided.actions).await;
     let millis = started.elapsed().as_secs_f64() * 1000.0;
     let success = if result.is_ok() { "true" } else { "false" };
     metrics::histogram!("kubelet_pod_resize_duration_milliseconds", "success" => success)
         .record(millis);
-    result
+    match result {
+        Ok(()) => Ok(None),
+        Err(Stopped::Interrupted) => Err(Stopped::Interrupted),
+        Err(Stopped::Failed(error)) => {
+            tracing::warn!("resize failed: {error}");
+            Ok(Some(error.to_string()))
+        }
+    }
+}
+
+/// The memory the pod cgroup and the containers whose limits `decided` lowers use now: the
+/// cgroup's usage as the kernel counts it, the containers' from the runtime's stats. One that
+/// cannot be measured is left out (and the resize then refused for it, as upstream).
+async fn memory_in_use(input: &SyncInput, decided: &Decided) -> Result<MemoryInUse, Stopped> {
+    let pod = match (&decided.cgroup, decided.lowered.pod) {
+        (Some(path), Some(_)) => sergeant_host::cgroup::memory(path)
+            .ok()
+            .flatten()
+            .map(|m| m.usage_bytes),
+        _ => None,
+    };
+    let mut in_use = MemoryInUse {
+        pod,
+        ..MemoryInUse::default()
+    };
+    if decided.lowered.containers.is_empty() {
+        return Ok(in_use);
+    }
+    let stats = input
+        .port
+        .call(cri::ListContainerStatsRequest {
+            filter: Some(cri::ContainerStatsFilter {
+                pod_sandbox_id: decided.sandbox_id.clone(),
+                ..Default::default()
+            }),
+        })
+        .await?;
+    for stat in stats.stats {
+        let id = stat.attributes.as_ref().map(|a| a.id.as_str());
+        let used = stat
+            .memory
+            .as_ref()
+            .and_then(|m| m.usage_bytes.as_ref())
+            .map(|v| v.value);
+        let lowered = decided
+            .lowered
+            .containers
+            .iter()
+            .find(|(_, container_id, _)| Some(container_id.as_str()) == id);
+        if let (Some((name, _, _)), Some(used)) = (lowered, used) {
+            in_use.containers.insert(name.clone(), used);
+        }
+    }
+    Ok(in_use)
 }
 
 async fn execute(

@@ -91,6 +91,9 @@ pub struct SyncOutcome {
     /// A failure that stopped the sync early (the runtime was unavailable, say), or the look
     /// after it that could not be taken.
     pub error: Option<PodError>,
+    /// Why the in-place resize the pod asks for was not carried out (a memory limit below
+    /// what is in use, a refused change); `None` when there was none to do or it was done.
+    pub resize_error: Option<String>,
 }
 
 /// Runs one sync of `input.pod`. After a failure the pod is looked at afresh, never through
@@ -152,6 +155,7 @@ pub async fn sync(mut input: SyncInput) -> Result<SyncOutcome, Interrupted> {
         tokens: input.tokens,
         next_sync,
         error,
+        resize_error: progress.resize_error,
     })
 }
 
@@ -213,7 +217,7 @@ async fn converge(
         runtime = look_after(&input.port, uid(&input.pod), Some(runtime), changes).await?;
     }
     input.interrupt.check()?;
-    apply_resize(input, &runtime, progress).await?;
+    progress.resize_error = apply_resize(input, &runtime, progress).await?;
     Ok((runtime, begun))
 }
 

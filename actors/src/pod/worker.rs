@@ -104,6 +104,8 @@ pub struct PodWorker {
     terminating: Option<Option<Duration>>,
     /// The pod failed as a whole (`(reason, message)`); it is stopped and only observed.
     failure: Option<(String, String)>,
+    /// Why the last sync that got to it did not carry out the pod's in-place resize.
+    resize_error: Option<String>,
     /// The grace period its containers get when it failed as a whole by eviction (otherwise
     /// its own).
     failure_grace: Option<Duration>,
@@ -147,6 +149,7 @@ impl PodWorker {
             runtime_time: Duration::ZERO,
             terminating,
             failure: None,
+            resize_error: None,
             failure_grace: None,
             stopped: false,
             probes,
@@ -346,10 +349,14 @@ impl PodWorker {
         self.restarts = outcome.restarts.clone();
         self.pulls = outcome.pulls.clone();
         self.tokens = outcome.tokens.clone();
-        if let Some(error) = &outcome.error {
-            tracing::warn!(pod = %self.key, cause = error.cause(), "sync failed: {error}");
-            metrics::counter!("sergeant_pod_sync_failures_total", "cause" => error.cause())
-                .increment(1);
+        match &outcome.error {
+            Some(error) => {
+                tracing::warn!(pod = %self.key, cause = error.cause(), "sync failed: {error}");
+                metrics::counter!("sergeant_pod_sync_failures_total", "cause" => error.cause())
+                    .increment(1);
+            }
+            // A sync that stopped early did not get to the resize: what it said before stands.
+            None => self.resize_error.clone_from(&outcome.resize_error),
         }
         let events = self.deps.events.for_pod(pod);
         for (container, _) in outcome

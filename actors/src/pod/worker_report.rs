@@ -81,6 +81,7 @@ impl PodWorker {
             terminating: self.terminating.is_some(),
             resetting: self.resetting.load(Ordering::SeqCst),
             restart_gates: self.restart_gates(),
+            resize_error: self.resize_error.clone(),
             ..Knowledge::default()
         };
         let reported = report::status(

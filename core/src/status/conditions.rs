@@ -17,6 +17,11 @@ pub(super) const CONTAINERS_READY: &str = "ContainersReady";
 pub(super) const READY: &str = "Ready";
 /// The pod is bound to this node, which is true of every pod the kubelet runs.
 pub(super) const SCHEDULED: &str = "PodScheduled";
+/// An in-place resize is being carried out, or (reason `Error`) could not be: present only
+/// while so, as upstream.
+pub(super) const RESIZE_IN_PROGRESS: &str = "PodResizeInProgress";
+/// The reason of a resize that could not be carried out.
+const RESIZE_ERROR: &str = "Error";
 
 /// What the conditions are computed from.
 pub(super) struct Facts<'a> {
@@ -34,6 +39,8 @@ pub(super) struct Facts<'a> {
     pub phase: &'static str,
     /// `AllContainersRestarting`, for a pod with a `RestartAllContainers` rule.
     pub restarting_all: Option<PodCondition>,
+    /// Why the pod's in-place resize could not be carried out, when it could not.
+    pub resize_error: Option<&'a str>,
 }
 
 /// The init containers that keep the pod from being initialized: a plain init container until
@@ -130,9 +137,19 @@ pub(super) fn build(
     ]
     .into_iter()
     .chain(facts.restarting_all.clone())
+    .chain(facts.resize_error.map(|why| {
+        condition(
+            RESIZE_IN_PROGRESS,
+            true,
+            Some(RESIZE_ERROR),
+            Some(why.to_owned()),
+        )
+    }))
     .collect();
+    // A resize condition not raised now is over: it goes, not kept as another client's.
     let others = previous
         .iter()
+        .filter(|p| p.type_ != RESIZE_IN_PROGRESS)
         .filter(|p| !owned.iter().any(|o| o.type_ == p.type_))
         .cloned()
         .collect::<Vec<_>>();

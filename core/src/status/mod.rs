@@ -94,6 +94,9 @@ pub struct Knowledge {
     /// The feature gates that decide whether an exited container runs again (the phase) and
     /// whether the pod resets (its condition).
     pub restart_gates: RestartGates,
+    /// Why the pod's in-place resize could not be carried out (`PodResizeInProgress` with
+    /// reason `Error`), when it could not.
+    pub resize_error: Option<String>,
 }
 
 /// Why a container is not running, as the pod actor knows it.
@@ -225,6 +228,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             phase,
             knowledge.restart_gates,
         ),
+        resize_error: knowledge.resize_error.as_deref(),
     };
     let now = knowledge.now.clone().unwrap_or_else(time::now);
     let conditions = conditions::build(
