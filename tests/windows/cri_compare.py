@@ -9,7 +9,7 @@ agent's run directory already written as <RUN> (tests/windows/cri_compare.sh doe
 Requests are matched by pod (RunPodSandbox), by pod and container (CreateContainer) and by
 image (PullImage); the first request of each is compared. What must differ between two runs
 is normalised first: pod UIDs (a static pod's UID hashes its manifest's path), the time the
-manifest was seen, sandbox IDs, the random name of a termination-log file, the order of
+agent first saw the pod (kubernetes.io/config.seen: only its format is compared), sandbox IDs, the random name of a termination-log file, the order of
 mounts (matched by host path). The sandbox config a CreateContainer or PullImage carries is
 left out: it is the pod's, compared in RunPodSandbox. Every remaining difference is printed as a table row; the run fails (exit 1) when a
 difference is not on ALLOWED below, each entry of which says why that field may differ.
@@ -32,6 +32,14 @@ ALLOWED = [
 ]
 
 
+# kubernetes.io/config.seen holds when the agent first saw the pod, in upstream's
+# RFC3339NanoFixed layout (nine fractional digits, then Z or the zone's offset). Its value
+# differs between any two runs, so a value in that layout is written <TIME> and one in any
+# other is kept as it is, to show as a difference.
+SEEN = "kubernetes.io/config.seen"
+SEEN_LAYOUT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}(Z|[+-]\d{2}:\d{2})")
+
+
 def normalise_text(text, uids):
     """The string `text` with each pod UID written <UID>."""
     for uid in uids:
@@ -45,7 +53,7 @@ def normalise(value, uids, path=""):
         out = {}
         for key, item in value.items():
             sub = f"{path}.{key}" if path else key
-            if key == "kubernetes.io/config.seen":
+            if key == SEEN and isinstance(item, str) and SEEN_LAYOUT.fullmatch(item):
                 out[key] = "<TIME>"
             elif key == "pod_sandbox_id":
                 out[key] = "<SANDBOX>"

@@ -15,7 +15,8 @@
 # when one is not on its explained allow-list. Records write the agent's run directory as
 # <RUN>. kubelet.exe runs in a Wine prefix of its own (WINEPREFIX_KUBELET), prepared here: the
 # registry values its node-info code reads and Wine lacks, and the pdh.dll stand-in
-# (tests/windows/pdh.c).
+# (tests/windows/pdh.c). The comparer's own tests (tests/windows/cri_compare_test.py) run
+# first.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,6 +47,8 @@ fail() {
     exit 1
 }
 
+python3 -B "$here/cri_compare_test.py" 2>"$work/comparer-tests.log" ||
+    { cat "$work/comparer-tests.log" >&2; fail "the comparer's own tests"; }
 bash "$here/build.sh" >/dev/null
 bin="$WIN_TARGET_DIR/$WIN_TARGET/debug"
 # How many containers the pods have: an agent is done when it created them all.
