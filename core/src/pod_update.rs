@@ -3,11 +3,16 @@
 //! config tells an update from a mere status change, and the conditions of its readiness gates
 //! (set by other clients through the status subresource), which decide its `Ready` (as
 //! upstream reconciles a pod's readiness). Other status writes — sergeant's own, which bump the
-//! resource version of every API pod — are not changes. The pod manager asks [`changed`].
+//! resource version of every API pod — are not changes, nor are the annotations the agent puts
+//! on a pod itself (its source, the time it was first seen), as upstream's pod config ignores
+//! them. The pod manager asks [`changed`].
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Pod, PodCondition};
+
+use crate::source::LOCAL_ANNOTATIONS;
 
 /// Whether `desired` (the source's latest copy) differs from `running` (what the pod actor
 /// has) in a way a sync acts on.
@@ -18,8 +23,19 @@ pub fn changed(running: &Arc<Pod>, desired: &Arc<Pod>) -> bool {
     let (old, new) = (&running.metadata, &desired.metadata);
     running.spec != desired.spec
         || old.labels != new.labels
-        || old.annotations != new.annotations
+        || own_annotations(running) != own_annotations(desired)
         || gate_conditions(running) != gate_conditions(desired)
+}
+
+/// `pod`'s annotations but those the agent puts on it (`LOCAL_ANNOTATIONS`).
+fn own_annotations(pod: &Pod) -> BTreeMap<&str, &str> {
+    pod.metadata
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(key, _)| !LOCAL_ANNOTATIONS.contains(&key.as_str()))
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .collect()
 }
 
 /// The conditions of `pod`'s status whose types are its readiness gates, in status order
@@ -128,5 +144,45 @@ mod tests {
         assert!(differs(|p| {
             p.metadata.annotations = Some([("note".to_owned(), "x".to_owned())].into());
         }));
+    }
+
+    #[test]
+    fn the_annotations_the_agent_puts_on_a_pod_are_no_change() {
+        let annotated = |pairs: &[(&str, &str)]| {
+            let mut pod = pod();
+            pod.metadata.annotations = Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            );
+            Arc::new(pod)
+        };
+        let seen = "kubernetes.io/config.seen";
+        let running = annotated(&[(seen, "2027-01-01T00:00:00.000000000Z"), ("note", "x")]);
+        // (desired annotations, whether that is a change)
+        let cases: [(&[(&str, &str)], bool); 5] = [
+            (
+                &[(seen, "2027-01-02T00:00:00.000000000Z"), ("note", "x")],
+                false,
+            ),
+            (&[("note", "x")], false),
+            (
+                &[("kubernetes.io/config.source", "api"), ("note", "x")],
+                false,
+            ),
+            (
+                &[(seen, "2027-01-01T00:00:00.000000000Z"), ("note", "y")],
+                true,
+            ),
+            (&[(seen, "2027-01-01T00:00:00.000000000Z")], true),
+        ];
+        for (desired, change) in cases {
+            assert_eq!(
+                changed(&running, &annotated(desired)),
+                change,
+                "{desired:?}"
+            );
+        }
     }
 }

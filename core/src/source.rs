@@ -1,10 +1,15 @@
 //! Where a pod came from, as upstream marks it on the pod itself: the `kubernetes.io/config.*`
 //! annotations that tell a static pod from an API pod and tie a static pod to its mirror.
 //!
-//! Entry points: [`is_static_pod`], [`is_api_pod`], [`mirror_hash`]; the annotation keys are
-//! here once so the sources that set them and the actors that read them cannot drift apart.
+//! Entry points: [`is_static_pod`], [`is_api_pod`], [`mirror_hash`], [`FirstSeen`] (the time
+//! a source first saw each pod); the annotation keys are here once so the sources that set them
+//! and the actors that read them cannot drift apart.
+
+mod first_seen;
 
 use k8s_openapi::api::core::v1::Pod;
+
+pub use first_seen::FirstSeen;
 
 /// The annotation naming the source a pod came from ([`FILE_SOURCE`] or [`API_SOURCE`]).
 pub const CONFIG_SOURCE: &str = "kubernetes.io/config.source";
@@ -12,6 +17,11 @@ pub const CONFIG_SOURCE: &str = "kubernetes.io/config.source";
 pub const CONFIG_HASH: &str = "kubernetes.io/config.hash";
 /// The annotation that marks a mirror pod, holding its static pod's hash.
 pub const CONFIG_MIRROR: &str = "kubernetes.io/config.mirror";
+/// The annotation holding when the agent first saw the pod (see [`FirstSeen`]).
+pub const CONFIG_SEEN: &str = "kubernetes.io/config.seen";
+/// The annotations the agent puts on a pod itself, as upstream's pod config lists them: a
+/// change of these alone is no change of the pod.
+pub const LOCAL_ANNOTATIONS: [&str; 3] = [CONFIG_SOURCE, CONFIG_MIRROR, CONFIG_SEEN];
 /// The value of [`CONFIG_SOURCE`] on static pods (from a manifest file).
 pub const FILE_SOURCE: &str = "file";
 /// The value of [`CONFIG_SOURCE`] on pods that came from the API server.

@@ -40,6 +40,15 @@ pub fn rfc3339_millis(time: SystemTime) -> String {
     format_utc(time, "%Y-%m-%dT%H:%M:%S%.3fZ")
 }
 
+/// Formats a wall-clock time as upstream's kubelet writes the time it first saw a pod
+/// (`kubernetes.io/config.seen`, Go's `RFC3339NanoFixed`): nine fractional digits, always
+/// (`2023-11-14T22:13:20.123000000Z`). In UTC; upstream writes the node's local zone, which is
+/// UTC on most nodes and the same instant on any.
+#[must_use]
+pub fn rfc3339_nanos_fixed(time: SystemTime) -> String {
+    format_utc(time, "%Y-%m-%dT%H:%M:%S%.9fZ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +63,28 @@ mod tests {
         );
         let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
         assert_eq!(rfc3339_millis(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn rfc3339_nanos_fixed_always_has_nine_fractional_digits() {
+        let at = |nanos: u64| SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos);
+        for (time, shown) in [
+            (
+                at(1_700_000_000_123_456_789),
+                "2023-11-14T22:13:20.123456789Z",
+            ),
+            (
+                at(1_700_000_000_120_000_000),
+                "2023-11-14T22:13:20.120000000Z",
+            ),
+            (
+                at(1_700_000_000_000_000_001),
+                "2023-11-14T22:13:20.000000001Z",
+            ),
+            (SystemTime::UNIX_EPOCH, "1970-01-01T00:00:00.000000000Z"),
+        ] {
+            assert_eq!(rfc3339_nanos_fixed(time), shown);
+        }
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! What the API pod watch has shown so far, kept as a whole view: every pod bound to the node,
 //! or why it was rejected. A relist (the first list, or one after an expired resource version)
 //! is gathered aside and replaces the view only once complete, so pods never flicker away while
-//! the watcher lists again.
+//! the watcher lists again. Each pod is annotated with the time the store first saw it
+//! (`kubernetes.io/config.seen`), kept through its changes while it stays bound here.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
+use sergeant_core::source::FirstSeen;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::{PodSource, RejectedManifest, SourceSnapshot};
 
@@ -25,12 +28,21 @@ enum Entry {
 #[derive(Debug, Default)]
 pub struct ApiStore {
     view: RelistView<Entry>,
+    pods: BoundPods,
 }
 
 impl ApiStore {
     /// Takes one watcher event; true when the view changed (time to publish).
     pub fn apply(&mut self, event: Event<DynamicObject>) -> bool {
-        self.view.apply(event, &mut BoundPods)
+        let changed = self.view.apply(event, &mut self.pods);
+        if changed {
+            let uids = self.view.view().values().filter_map(|entry| match entry {
+                Entry::Pod(pod) => pod.metadata.uid.as_deref(),
+                Entry::Rejected(_) => None,
+            });
+            self.pods.seen.keep_only(uids);
+        }
+        changed
     }
 
     /// Whether a complete list has been read.
@@ -57,14 +69,19 @@ impl ApiStore {
     }
 }
 
-/// Each pod bound to the node decoded and checked alone: a pod, or why it was rejected.
-struct BoundPods;
+/// Each pod bound to the node decoded and checked alone: a pod, marked with when it was first
+/// seen, or why it was rejected.
+#[derive(Debug, Default)]
+struct BoundPods {
+    seen: FirstSeen,
+}
 
 impl WatchEntries<Entry> for BoundPods {
     fn insert(&mut self, view: &mut BTreeMap<String, Entry>, object: DynamicObject) -> bool {
         let key = key_of(&object);
         match convert(&object) {
-            Ok(Some(pod)) => {
+            Ok(Some(mut pod)) => {
+                self.seen.mark(&mut pod, SystemTime::now());
                 view.insert(key, Entry::Pod(Arc::new(pod)));
             }
             Ok(None) => {
@@ -127,6 +144,35 @@ mod tests {
         assert_eq!(names(&store), ["b"]);
         assert!(store.apply(Event::Delete(pod("b", "busybox"))));
         assert!(names(&store).is_empty());
+    }
+
+    #[test]
+    fn a_pod_keeps_the_time_it_was_first_seen_while_it_is_bound_here() {
+        let mut store = ApiStore::default();
+        let seen = |store: &ApiStore| {
+            let pods = store.snapshot().pods;
+            let annotations = pods[0].metadata.annotations.clone().unwrap();
+            annotations["kubernetes.io/config.seen"].clone()
+        };
+        store.apply(Event::Init);
+        store.apply(Event::InitApply(pod("a", "busybox")));
+        store.apply(Event::InitDone);
+        let first = seen(&store);
+        assert_eq!(
+            first.len(),
+            "2027-01-01T00:00:00.000000000Z".len(),
+            "{first}"
+        );
+        // Changed, and listed again after an expired resource version: still first seen then.
+        store.apply(Event::Apply(pod("a", "busybox:2")));
+        store.apply(Event::Init);
+        store.apply(Event::InitApply(pod("a", "busybox:3")));
+        store.apply(Event::InitDone);
+        assert_eq!(seen(&store), first);
+        // Gone, then bound here again: seen anew.
+        store.apply(Event::Delete(pod("a", "busybox")));
+        store.apply(Event::Apply(pod("a", "busybox")));
+        assert_ne!(seen(&store), first);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! a second write within the file system's clock tick could hide behind the same stamp. All of
 //! it blocks, so it runs on the blocking pool, never on an actor thread. No file is read past
 //! the manifest size cap, and each costs time linear in its size, so a hostile file delays
-//! the others by no more than a large good one would.
+//! the others by no more than a large good one would. Each pod is annotated with the time it
+//! was first read (`kubernetes.io/config.seen`), kept while its manifest holds it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{ErrorKind, Read};
@@ -17,6 +18,7 @@ use sergeant_messages::pods::RejectedManifest;
 
 use sergeant_core::limits::MAX_MANIFEST_BYTES;
 use sergeant_core::manifest::load_static_pod;
+use sergeant_core::source::FirstSeen;
 
 /// A file modified less than this before it was read is read again on the next scan, since
 /// a later write may have kept its stamp.
@@ -101,6 +103,8 @@ pub(crate) struct Scanner {
     path: PathBuf,
     node: String,
     known: BTreeMap<PathBuf, Known>,
+    /// When each pod of the files read was first read.
+    seen: FirstSeen,
 }
 
 impl Scanner {
@@ -109,6 +113,7 @@ impl Scanner {
             path,
             node,
             known: BTreeMap::new(),
+            seen: FirstSeen::default(),
         }
     }
 
@@ -121,6 +126,7 @@ impl Scanner {
             Ok(files) => files,
             Err(err) if err.kind() == ErrorKind::NotFound => {
                 self.known.clear();
+                self.seen = FirstSeen::default();
                 return Ok(Scan {
                     missing: true,
                     ..Scan::default()
@@ -145,7 +151,7 @@ impl Scanner {
             }
             let read_at = SystemTime::now();
             let outcome = match read_capped(&file) {
-                Ok(content) => self.load(&file, &content),
+                Ok(content) => self.load(&file, &content, read_at),
                 // Removed between listing and reading: gone, like the next scan will say.
                 Err(err) if err.kind() == ErrorKind::NotFound => {
                     self.known.remove(&file);
@@ -162,6 +168,12 @@ impl Scanner {
                 },
             );
         }
+        let loaded = self
+            .known
+            .values()
+            .filter_map(|known| known.outcome.as_ref().ok());
+        self.seen
+            .keep_only(loaded.filter_map(|loaded| loaded.pod.metadata.uid.as_deref()));
         Ok(self.collect())
     }
 
@@ -188,10 +200,13 @@ impl Scanner {
         Ok(files)
     }
 
-    fn load(&self, file: &Path, content: &[u8]) -> Result<Loaded, String> {
+    /// The pod `content` (read from `file` at `read_at`) defines, marked with when it was
+    /// first read.
+    fn load(&mut self, file: &Path, content: &[u8], read_at: SystemTime) -> Result<Loaded, String> {
         let shown = file.display().to_string();
-        let (pod, name_line) =
+        let (mut pod, name_line) =
             load_static_pod(&shown, content, &self.node).map_err(|e| e.to_string())?;
+        self.seen.mark(&mut pod, read_at);
         Ok(Loaded {
             pod: Arc::new(pod),
             name_line,
@@ -265,6 +280,37 @@ mod tests {
         assert_eq!(names(&scan), ["a-n1"]);
         assert!(scan.rejected.is_empty());
         assert!(!scan.missing);
+    }
+
+    #[test]
+    fn a_pod_read_again_keeps_the_time_it_was_first_read_until_its_file_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.yaml");
+        std::fs::write(&file, manifest("a", "busybox")).unwrap();
+        let mut scanner = Scanner::new(dir.path().to_path_buf(), "n1".into());
+        let seen = |scan: &Scan| {
+            let annotations = scan.pods[0].metadata.annotations.as_ref().unwrap();
+            annotations["kubernetes.io/config.seen"].clone()
+        };
+        let first = scanner.scan().unwrap();
+        let time = seen(&first);
+        assert_eq!(time.len(), "2027-01-01T00:00:00.000000000Z".len(), "{time}");
+        assert!(time.ends_with('Z'), "{time}");
+        // Just written, so read again: a new object with the same first-seen time.
+        let again = scanner.scan().unwrap();
+        assert!(
+            !Arc::ptr_eq(&first.pods[0], &again.pods[0]),
+            "not read again"
+        );
+        assert_eq!(seen(&again), time);
+        std::fs::remove_file(&file).unwrap();
+        assert!(scanner.scan().unwrap().pods.is_empty());
+        std::fs::write(&file, manifest("a", "busybox")).unwrap();
+        assert_ne!(
+            seen(&scanner.scan().unwrap()),
+            time,
+            "back after it went: seen anew"
+        );
     }
 
     #[test]
