@@ -279,7 +279,8 @@ async fn ensure_image(
         .image_pull_policy
         .as_deref()
         .unwrap_or("IfNotPresent");
-    let present = image_facts(port, image).await;
+    let spec = spec::image_spec(&request.pod, image);
+    let present = image_facts(port, &spec).await;
     let name = request.container.name.as_str();
     match (policy, present) {
         ("Never", None) => {
@@ -310,7 +311,7 @@ async fn ensure_image(
     let started = Instant::now();
     match credentials::pull_image(
         port,
-        &image_spec(image),
+        &spec,
         &request.sandbox_config,
         &request.pod,
         &request.objects,
@@ -321,7 +322,7 @@ async fn ensure_image(
             let pulled_in = started.elapsed();
             metrics::histogram!("kubelet_image_pull_duration_seconds")
                 .record(pulled_in.as_secs_f64());
-            let (size, user) = image_facts(port, image)
+            let (size, user) = image_facts(port, &spec)
                 .await
                 .unwrap_or((0, ImageUser::of(None, "")));
             let message = format!(
@@ -347,10 +348,10 @@ fn image_error(reason: &'static str, message: String) -> NotStarted {
 
 /// The size of the image and the user it runs as, `None` when the runtime does not have it (or
 /// cannot say: the pull policy then decides).
-async fn image_facts(port: &RuntimePort, image: &str) -> Option<(u64, ImageUser)> {
+async fn image_facts(port: &RuntimePort, image: &cri::ImageSpec) -> Option<(u64, ImageUser)> {
     let found = port
         .call(cri::ImageStatusRequest {
-            image: Some(image_spec(image)),
+            image: Some(image.clone()),
             verbose: false,
         })
         .await
@@ -358,13 +359,6 @@ async fn image_facts(port: &RuntimePort, image: &str) -> Option<(u64, ImageUser)
         .image?;
     let user = ImageUser::of(found.uid.map(|uid| uid.value), &found.username);
     Some((found.size, user))
-}
-
-fn image_spec(image: &str) -> cri::ImageSpec {
-    cri::ImageSpec {
-        image: image.to_owned(),
-        ..Default::default()
-    }
 }
 
 #[cfg(test)]

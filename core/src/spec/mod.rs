@@ -1,9 +1,10 @@
 //! Translating a pod spec into what the runtime and the node need: the CRI sandbox
 //! configuration ([`sandbox_config`]), one CRI container configuration per container
-//! ([`container_config`]), the pod cgroup ([`pod_cgroup_parent`]), the termination-log file
-//! ([`termination_log_file`]), log directory ([`container_log_dir`]) and managed `/etc/hosts`
-//! ([`hosts_file`]). On a Windows node ([`NodeOs::Windows`]) the CRI configurations carry
-//! their [`windows`] halves instead of cgroups and Linux security settings.
+//! ([`container_config`]), its image as the image service is asked about it ([`image_spec`]),
+//! the pod cgroup ([`pod_cgroup_parent`]), the termination-log file ([`termination_log_file`]),
+//! log directory ([`container_log_dir`]) and managed `/etc/hosts` ([`hosts_file`]). On a
+//! Windows node ([`NodeOs::Windows`]) the CRI configurations carry their [`windows`] halves
+//! instead of cgroups and Linux security settings.
 //!
 //! Everything here is a function of the pod, a [`NodeContext`] and the [`PodObjects`] (config
 //! maps, secrets, tokens, linked services) the sync step fetched beforehand, so the pod actor can call it on
@@ -19,6 +20,7 @@ mod error;
 mod expand;
 mod hosts;
 mod identity;
+mod image;
 mod logs;
 mod mounts;
 mod node;
@@ -40,6 +42,7 @@ pub use cgroup::{pod_cgroup_parent, pod_cgroup_resources, pods_cgroup, PodCgroup
 pub use container::{check_image_user, container_config, ContainerSetup};
 pub use error::SpecError;
 pub use hosts::{hosts_file, HOSTS_FILE};
+pub use image::image_spec;
 pub use logs::container_log_dir;
 pub use mounts::termination_log_file;
 pub use node::pod_dir_in;
