@@ -18,7 +18,7 @@ use sergeant_core::kind::ContainerKind;
 use sergeant_core::labels;
 use sergeant_core::spec::{
     container_config, pod_cgroup_parent, qos_class, sandbox_config, ImageUser, NodeContext,
-    PodObjects, QosClass,
+    NodeImage, PodObjects, QosClass,
 };
 use sergeant_core::volumes::VolumePlan;
 use sergeant_host::cgroup::{ensure_pod_cgroup, remove_pod_cgroup};
@@ -221,7 +221,7 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
         created.sandbox = Some(sandbox_id.clone());
 
         let spec_container = &pod.spec.as_ref().expect("spec").containers[0];
-        client
+        let image_id = client
             .pull_image(SHELL_IMAGE, None, Some(sandbox.clone()))
             .await
             .expect("pull");
@@ -238,10 +238,15 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
             &plan,
             None,
             &PodObjects::default(),
-            &ImageUser::Uid(0),
+            &NodeImage {
+                id: image_id.clone(),
+                user: ImageUser::Uid(0),
+            },
         )
         .expect("container config")
         .config;
+        // Created from the image's ID, as upstream's kubelet creates it: containerd takes it.
+        assert!(image_id.starts_with("sha256:"), "{image_id}");
         let container_id = client
             .create_container(&sandbox_id, config, sandbox.clone())
             .await

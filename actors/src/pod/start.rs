@@ -20,7 +20,7 @@ use crate::events::{container_event, go_millis, reason};
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::kind::ContainerKind;
-use sergeant_core::spec::{self, ImageUser, NodeContext};
+use sergeant_core::spec::{self, ImageUser, NodeContext, NodeImage};
 use sergeant_core::status::Waiting;
 use sergeant_core::volumes::{self, SubPathMount, VolumePlan};
 
@@ -150,9 +150,9 @@ pub async fn start_container(
     // lookup first, so its request is on its way while the files are written.
     let image = interrupt.unless(ensure_image(port, pulls, &image, &request));
     let (image, files) = futures::join!(image, async { prepare_files(&request, node) });
-    let image_user = image??;
+    let image = image??;
     files.map_err(NotStarted::Config)?;
-    spec::check_image_user(&request.pod, &request.container, request.kind, &image_user)
+    spec::check_image_user(&request.pod, &request.container, request.kind, &image.user)
         .map_err(|e| NotStarted::Config(e.to_string()))?;
     let setup = spec::container_config(
         &request.pod,
@@ -163,7 +163,7 @@ pub async fn start_container(
         plan,
         request.pod_ips.first().map(String::as_str),
         &request.objects,
-        &image_user,
+        &image,
     )
     .map_err(|e| NotStarted::Config(e.to_string()))?;
     bind_sub_paths(setup.sub_paths)
@@ -267,13 +267,14 @@ async fn bind_sub_paths(mounts: Vec<SubPathMount>) -> Result<(), String> {
     })
 }
 
-/// The image on the node per pull policy; returns the user it runs as (for `runAsNonRoot`).
+/// The image on the node per pull policy; returns its ID (the container is created from it)
+/// and the user it runs as (for `runAsNonRoot`).
 async fn ensure_image(
     port: &RuntimePort,
     pulls: &mut Backoff,
     image: &str,
     request: &StartRequest,
-) -> Result<ImageUser, NotStarted> {
+) -> Result<NodeImage, NotStarted> {
     let policy = request
         .container
         .image_pull_policy
@@ -289,10 +290,10 @@ async fn ensure_image(
             container_event(name, Warning, reason::ERR_IMAGE_NEVER_PULL, message.clone());
             return Err(image_error("ErrImageNeverPull", message));
         }
-        ("Never" | "IfNotPresent", Some((_, user))) => {
+        ("Never" | "IfNotPresent", Some((_, found))) => {
             let message = format!("Container image \"{image}\" already present on machine");
             container_event(name, Normal, reason::PULLED, message);
-            return Ok(user);
+            return Ok(found);
         }
         _ => {}
     }
@@ -318,20 +319,27 @@ async fn ensure_image(
     )
     .await
     {
-        Ok(_) => {
+        Ok(pulled) => {
             let pulled_in = started.elapsed();
             metrics::histogram!("kubelet_image_pull_duration_seconds")
                 .record(pulled_in.as_secs_f64());
             let (size, user) = image_facts(port, &spec)
                 .await
-                .unwrap_or((0, ImageUser::of(None, "")));
+                .map_or((0, ImageUser::of(None, "")), |(size, found)| {
+                    (size, found.user)
+                });
             let message = format!(
                 "Successfully pulled image \"{image}\" in {} ({} including waiting). Image size: {size} bytes.",
                 go_millis(pulled_in),
                 go_millis(now.elapsed()),
             );
             container_event(name, Normal, reason::PULLED, message);
-            Ok(user)
+            // The reference the pull answered, as upstream creates the container from it; a
+            // runtime that answers none gets the image as the container names it.
+            let id = Some(pulled.image_ref)
+                .filter(|id| !id.is_empty())
+                .unwrap_or_else(|| image.to_owned());
+            Ok(NodeImage { id, user })
         }
         Err(err) => {
             pulls.failed(image, now, PULL_BACKOFF);
@@ -346,9 +354,10 @@ fn image_error(reason: &'static str, message: String) -> NotStarted {
     NotStarted::Image { reason, message }
 }
 
-/// The size of the image and the user it runs as, `None` when the runtime does not have it (or
-/// cannot say: the pull policy then decides).
-async fn image_facts(port: &RuntimePort, image: &cri::ImageSpec) -> Option<(u64, ImageUser)> {
+/// The size of the image, its ID and the user it runs as; `None` when the runtime does not have
+/// it (or cannot say: the pull policy then decides), or gives no ID for it (upstream's kubelet
+/// takes an image without one for absent).
+async fn image_facts(port: &RuntimePort, image: &cri::ImageSpec) -> Option<(u64, NodeImage)> {
     let found = port
         .call(cri::ImageStatusRequest {
             image: Some(image.clone()),
@@ -356,9 +365,10 @@ async fn image_facts(port: &RuntimePort, image: &cri::ImageSpec) -> Option<(u64,
         })
         .await
         .ok()?
-        .image?;
+        .image
+        .filter(|found| !found.id.is_empty())?;
     let user = ImageUser::of(found.uid.map(|uid| uid.value), &found.username);
-    Some((found.size, user))
+    Some((found.size, NodeImage { id: found.id, user }))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::expand::expand;
 use super::hosts::managed_hosts_path;
 use super::hosts::ETC_HOSTS;
 use super::identity::PodIdentity;
+use super::image::NodeImage;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
 use super::node::NodeContext;
 use super::node_os::NodeOs;
@@ -45,8 +46,9 @@ pub struct ContainerSetup {
 /// subPath mounts to prepare before it is created. `pod_ip` is
 /// the sandbox's address, which env `fieldRef: status.podIP` needs; pass `None` when it is not
 /// known (such a reference then fails with a precise error). `objects` holds the config maps
-/// and secrets the environment reads, fetched beforehand; `image_user` is the user the image
-/// runs as, which a Windows container runs as unless it names another. Mounts the termination-log file
+/// and secrets the environment reads, fetched beforehand; `image` is the container's image on
+/// the node: the container is created from its ID, and a Windows container runs as its user
+/// unless it names another. Mounts the termination-log file
 /// that [`super::prepare_termination_log`] creates and the hosts file of
 /// [`super::prepare_hosts_file`]. Pure: no I/O.
 ///
@@ -66,13 +68,13 @@ pub fn container_config(
     volumes: &VolumePlan,
     pod_ip: Option<&str>,
     objects: &PodObjects,
-    image_user: &ImageUser,
+    image: &NodeImage,
 ) -> Result<ContainerSetup, SpecError> {
     let id = PodIdentity::of(pod)?;
     let empty = PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
     let field = container_field(spec, container, kind);
-    let image = container
+    let named = container
         .image
         .clone()
         .filter(|i| !i.is_empty())
@@ -170,7 +172,7 @@ pub fn container_config(
                     spec,
                     container,
                     &amounts.limits,
-                    image_user,
+                    &image.user,
                     node.processors(),
                 )?),
             )
@@ -184,8 +186,8 @@ pub fn container_config(
             attempt: restart_count,
         }),
         image: Some(ImageSpec {
-            image: image.clone(),
-            user_specified_image: image,
+            image: image.id.clone(),
+            user_specified_image: named,
             ..Default::default()
         }),
         command: expand_all(&container.command),
@@ -340,7 +342,10 @@ mod tests {
             &plan,
             None,
             &PodObjects::default(),
-            &ImageUser::Uid(0),
+            &NodeImage {
+                id: "sha256:1d".into(),
+                user: ImageUser::Uid(0),
+            },
         )
         .map(|setup| setup.config)
     }
@@ -369,7 +374,15 @@ mod tests {
                 attempt: 4
             })
         );
-        assert_eq!(config.image.as_ref().unwrap().image, "img:1");
+        // Created from the image's ID, naming it as the container does.
+        assert_eq!(
+            config.image,
+            Some(ImageSpec {
+                image: "sha256:1d".into(),
+                user_specified_image: "img:1".into(),
+                ..Default::default()
+            })
+        );
         assert_eq!(
             config.command,
             vec!["sh", "-c", "echo hello world $(WHO) $(NOPE)"]

@@ -1,10 +1,26 @@
 //! The image of a container as the runtime's image service is asked about it, in `ImageStatus`
 //! and `PullImage`: upstream's kubelet sends the image as the container names it, with every
 //! annotation of the pod (the runtime may act on them: a pull of a pod's image can be told
-//! apart from another's, as the CRI's `ImageSpec.annotations` intends).
+//! apart from another's, as the CRI's `ImageSpec.annotations` intends). And the image once the
+//! runtime has it ([`NodeImage`]), as a container is created from it.
 
 use k8s_cri::v1::ImageSpec;
 use k8s_openapi::api::core::v1::Pod;
+
+use super::security::ImageUser;
+
+/// An image the runtime has, as a container is created from it. Upstream's kubelet creates
+/// the container from the image's ID, not its name, so the container runs the very image the
+/// kubelet checked (a tag moved by a later pull changes nothing), and names the image as the
+/// container did in `user_specified_image`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeImage {
+    /// The runtime's ID of the image: the image status's `id`, or the reference its pull
+    /// answered (`sha256:…` on containerd).
+    pub id: String,
+    /// The user the image runs as when the container names none.
+    pub user: ImageUser,
+}
 
 /// The CRI spec of `image`, named by a container of `pod`: the name, and the pod's
 /// annotations.

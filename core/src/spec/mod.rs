@@ -42,7 +42,7 @@ pub use cgroup::{pod_cgroup_parent, pod_cgroup_resources, pods_cgroup, PodCgroup
 pub use container::{check_image_user, container_config, ContainerSetup};
 pub use error::SpecError;
 pub use hosts::{hosts_file, HOSTS_FILE};
-pub use image::image_spec;
+pub use image::{image_spec, NodeImage};
 pub use logs::container_log_dir;
 pub use mounts::termination_log_file;
 pub use node::pod_dir_in;

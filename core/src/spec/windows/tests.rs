@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{
 
 use super::*;
 use crate::kind::ContainerKind;
-use crate::spec::{container_config, sandbox_config, NodeOs, PodObjects};
+use crate::spec::{container_config, sandbox_config, NodeImage, NodeOs, PodObjects};
 use crate::testing::{node, pod_with, resources};
 use crate::volumes::VolumePlan;
 
@@ -381,7 +381,10 @@ fn a_windows_node_sends_the_windows_halves_and_no_cgroups() {
         &plan,
         None,
         &PodObjects::default(),
-        &ImageUser::Name("ContainerUser".into()),
+        &NodeImage {
+            id: "sha256:c0".into(),
+            user: ImageUser::Name("ContainerUser".into()),
+        },
     )
     .expect("container config")
     .config;
@@ -443,7 +446,10 @@ fn mounts_and_log(
         &plan,
         pod_ip,
         &PodObjects::default(),
-        &ImageUser::Name(String::new()),
+        &NodeImage {
+            id: "sha256:c0".into(),
+            user: ImageUser::Name(String::new()),
+        },
     )
     .expect("container config")
     .config;
