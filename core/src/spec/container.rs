@@ -13,6 +13,7 @@ use super::hosts::managed_hosts_path;
 use super::hosts::ETC_HOSTS;
 use super::identity::PodIdentity;
 use super::image::NodeImage;
+use super::mount_path::container_mount_path;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
 use super::node::NodeContext;
 use super::node_os::NodeOs;
@@ -21,9 +22,7 @@ use super::quantity::container_amounts;
 use super::resources::container_resources;
 use super::sandbox::identity_labels;
 use super::security::{check_non_root_image, container_security, ImageUser};
-use super::windows::{
-    container_windows, drive_rooted, host_process_pod, volume_mount_path, WINDOWS_ETC_HOSTS,
-};
+use super::windows::{container_windows, drive_rooted, host_process_pod, WINDOWS_ETC_HOSTS};
 use crate::hash::container_hash;
 use crate::kind::ContainerKind;
 use crate::labels;
@@ -123,19 +122,17 @@ pub fn container_config(
         termination_log,
         etc_hosts,
     )?;
-    if node.os == NodeOs::Windows {
-        // Inside a Windows container: the hosts file where Windows keeps it, the termination
-        // log on drive c:, relative volume mount paths under c:\.
-        for mount in &mut mounts {
-            let of = |file: &Option<String>| file.as_deref() == Some(mount.host_path.as_str());
-            mount.container_path = if mount.container_path == ETC_HOSTS && of(&managed_hosts) {
-                WINDOWS_ETC_HOSTS.to_owned()
-            } else if of(&log_file) {
-                drive_rooted(&mount.container_path)
-            } else {
-                volume_mount_path(&mount.container_path)
-            };
-        }
+    // Volume mount paths made absolute on the node's OS; inside a Windows container, the hosts
+    // file where Windows keeps it and the termination log on drive c:.
+    for mount in &mut mounts {
+        let of = |file: &Option<String>| file.as_deref() == Some(mount.host_path.as_str());
+        let hosts = mount.container_path == ETC_HOSTS && of(&managed_hosts);
+        mount.container_path = match node.os {
+            NodeOs::Windows if hosts => WINDOWS_ETC_HOSTS.to_owned(),
+            NodeOs::Windows if of(&log_file) => drive_rooted(&mount.container_path),
+            NodeOs::Linux if hosts || of(&log_file) => continue,
+            os => container_mount_path(os, &mount.container_path),
+        };
     }
     // The log file's path under the pod's log directory, in the node's own separators.
     let separator = if node.os == NodeOs::Windows {
@@ -437,6 +434,24 @@ mod tests {
         // Burstable, memory requested at its 64Mi limit on a 16Gi node.
         assert_eq!(r.oom_score_adj, 997);
         assert!(!linux.security_context.unwrap().no_new_privs);
+    }
+
+    #[test]
+    fn a_relative_mount_path_is_put_under_the_root_on_linux() {
+        let mut pod = app_pod();
+        let mounts = pod.spec.as_mut().unwrap().containers[0]
+            .volume_mounts
+            .as_mut()
+            .unwrap();
+        mounts[0].mount_path = "data/./in".into();
+        let container = pod.spec.as_ref().unwrap().containers[0].clone();
+        let config = build(&pod, &container, ContainerKind::Regular).unwrap();
+        let paths: Vec<&str> = config
+            .mounts
+            .iter()
+            .map(|m| m.container_path.as_str())
+            .collect();
+        assert_eq!(paths, ["/data/in", "/dev/termination-log"]);
     }
 
     #[test]

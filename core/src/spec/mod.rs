@@ -22,6 +22,7 @@ mod hosts;
 mod identity;
 mod image;
 mod logs;
+mod mount_path;
 mod mounts;
 mod node;
 mod node_os;

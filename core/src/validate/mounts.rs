@@ -1,8 +1,10 @@
 //! A container's volume mounts as upstream's validation checks them: each names a declared
-//! volume, at an absolute `mountPath` no other mount of the container uses, and its `subPath`
-//! or `subPathExpr` (not both) is a relative path that never steps up with `..`. These are the
-//! static rules; where a subPath leads on disk (symlinks included) is checked when the volume
-//! is mounted. Entry point: `Checks::mounts`.
+//! volume, at a `mountPath` no other mount of the container uses, and its `subPath` or
+//! `subPathExpr` (not both) is a relative path that never steps up with `..`. A `mountPath`
+//! need not be absolute, nor be a Linux path: it is a path inside the container, which the
+//! node makes absolute for its OS (`C:\data` on a Windows node; `crate::spec` does it). These are
+//! the static rules; where a subPath leads on disk (symlinks included) is checked when the
+//! volume is mounted. Entry point: `Checks::mounts`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -38,8 +40,6 @@ impl Checks<'_, '_> {
             let target_path = mount_path.key("mountPath");
             if target.is_empty() {
                 self.fail(&target_path, "required: a mount needs a path");
-            } else if !target.starts_with('/') {
-                self.fail(&target_path, "must be an absolute path");
             } else if target.contains('\0') {
                 self.fail(&target_path, "must not contain a NUL character");
             } else if let Some(first) = targets.get(target) {
@@ -112,7 +112,27 @@ mod tests {
     }
 
     #[test]
-    fn mount_paths_are_absolute_and_unique_and_sub_paths_exclusive() {
+    fn any_mount_path_is_taken_as_upstream_takes_it_an_empty_one_is_not() {
+        // (mountPath as written in YAML, the problem with it)
+        let cases = [
+            ("/data", None),
+            ("data", None),
+            ("'C:\\scratch'", None),
+            ("'c:/scratch'", None),
+            ("'\\\\server\\share'", None),
+            ("'../up'", None),
+            ("''", Some("required: a mount needs a path")),
+            ("\"/a\\0b\"", Some("must not contain a NUL character")),
+        ];
+        for (path, problem) in cases {
+            let found = mounts(&format!("    - name: data\n      mountPath: {path}\n"));
+            let reasons: Vec<&str> = found.iter().map(|p| p.2.as_str()).collect();
+            assert_eq!(reasons, Vec::from_iter(problem), "{path}");
+        }
+    }
+
+    #[test]
+    fn mount_paths_are_unique_and_sub_paths_exclusive() {
         let found = mounts("    - name: data\n      mountPath: rel\n    - name: data\n      mountPath: /x\n    - name: data\n      mountPath: /x\n      subPath: a\n      subPathExpr: b\n");
         let found: Vec<(usize, &str, &str)> = found
             .iter()
@@ -121,11 +141,6 @@ mod tests {
         assert_eq!(
             found,
             [
-                (
-                    11,
-                    "spec.containers[0].volumeMounts[0].mountPath",
-                    "must be an absolute path"
-                ),
                 (
                     15,
                     "spec.containers[0].volumeMounts[2].mountPath",

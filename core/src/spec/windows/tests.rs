@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use k8s_cri::v1::{WindowsContainerResources, WindowsContainerSecurityContext};
 use k8s_openapi::api::core::v1::{
-    Container, Pod, PodSecurityContext, SecurityContext, WindowsSecurityContextOptions,
+    Container, EmptyDirVolumeSource, Pod, PodSecurityContext, SecurityContext, Volume, VolumeMount,
+    WindowsSecurityContextOptions,
 };
 
 use super::*;
@@ -489,4 +490,41 @@ fn a_windows_node_sends_drive_rooted_container_paths_and_backslashed_log_paths()
     let paths: Vec<&str> = mounts.iter().map(|(inside, _)| inside.as_str()).collect();
     assert_eq!(paths, ["/dev/termination-log", "/etc/hosts"]);
     assert_eq!(log_path, format!("{name}/2.log"));
+}
+
+#[test]
+fn a_windows_node_keeps_a_drive_mount_path_and_puts_a_relative_one_on_drive_c() {
+    let mut app = resources("app", &[], &[]);
+    app.volume_mounts = Some(
+        [r"C:\scratch", "cache", "/rooted"]
+            .iter()
+            .enumerate()
+            .map(|(index, path)| VolumeMount {
+                name: format!("v{index}"),
+                mount_path: (*path).to_owned(),
+                ..VolumeMount::default()
+            })
+            .collect(),
+    );
+    let mut pod = pod_with(vec![app], vec![]);
+    pod.spec.as_mut().expect("spec").volumes = Some(
+        (0..3)
+            .map(|index| Volume {
+                name: format!("v{index}"),
+                empty_dir: Some(EmptyDirVolumeSource::default()),
+                ..Volume::default()
+            })
+            .collect(),
+    );
+    let (mounts, _) = mounts_and_log(&pod, &windows_node(), None);
+    let paths: Vec<&str> = mounts.iter().map(|(inside, _)| inside.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            r"C:\scratch",
+            r"c:\cache",
+            "/rooted",
+            "c:/dev/termination-log"
+        ]
+    );
 }
