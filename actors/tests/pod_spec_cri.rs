@@ -29,7 +29,7 @@ use sergeant_messages::pods::core::{
     VolumeMount,
 };
 use sergeant_runtime_adapters::cri::api::ContainerState;
-use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
+use sergeant_runtime_adapters::cri::{image_named, CriClient, CriClientConfig};
 
 const ENDPOINT_VAR: &str = "SERGEANT_CRI_ENDPOINT";
 const SHELL_IMAGE: &str = "127.0.0.1:5000/sergeant/shell:1.0";
@@ -222,7 +222,7 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
 
         let spec_container = &pod.spec.as_ref().expect("spec").containers[0];
         let image_id = client
-            .pull_image(SHELL_IMAGE, None, Some(sandbox.clone()))
+            .pull_image(image_named(SHELL_IMAGE), None, Some(sandbox.clone()))
             .await
             .expect("pull");
         prepare_container_log_dir(&pod, &spec_container.name, &node).expect("log dir");

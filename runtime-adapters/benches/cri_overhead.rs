@@ -28,7 +28,7 @@ use k8s_cri::v1::{ImageSpec, ImageStatusRequest, ListContainersRequest, VersionR
 use rounds::Rounds;
 use serde_json::{json, Value};
 use sergeant_config::Endpoint;
-use sergeant_runtime_adapters::cri::CriClient;
+use sergeant_runtime_adapters::cri::{image_named, CriClient};
 use tokio::net::UnixStream;
 use tonic::transport::{Channel, Uri};
 use tower::service_fn;
@@ -82,7 +82,7 @@ async fn bench(endpoint: Endpoint, socket: PathBuf) -> Result<(), BoxError> {
     // Record metrics for real, as the agent does: their cost is part of the overhead.
     let _metrics = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
     let client = CriClient::for_endpoint(endpoint.clone())?;
-    client.pull_image(IMAGE, None, None).await?;
+    client.pull_image(image_named(IMAGE), None, None).await?;
 
     let channel = tonic::transport::Endpoint::from_static("http://localhost")
         .connect_with_connector(service_fn(move |_: Uri| {
@@ -184,7 +184,7 @@ async fn wrapped_call(client: &CriClient, op: usize) -> Result<(), BoxError> {
     match op {
         0 => drop(client.version().await?),
         1 => drop(client.list_containers(None).await?),
-        _ => drop(client.image_status(IMAGE, false).await?),
+        _ => drop(client.image_status(image_named(IMAGE), false).await?),
     }
     Ok(())
 }

@@ -3,8 +3,9 @@
 //! built for Windows and run under Wine (tests/windows/run.sh).
 //!
 //! What it shows: a pod's whole lifecycle makes the round trip with its answers intact, the
-//! runtime port's error kinds survive the wire, container events stream to the client, and a
-//! recording server keeps the requests that shape a pod, one JSON line each.
+//! runtime port's error kinds survive the wire, container events stream to the client, a
+//! recording server keeps the requests that shape a pod, one JSON line each, and the CRI
+//! adapter sends image specs whole.
 
 #[cfg_attr(unix, path = "fake_grpc/endpoint_unix.rs")]
 #[cfg_attr(windows, path = "fake_grpc/endpoint_windows.rs")]
@@ -16,12 +17,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use actix::Actor;
+use sergeant_messages::runtime::{RuntimeCall, RuntimeOperation, RuntimeRequest};
 use sergeant_messages::runtime_error::RuntimeError;
 use sergeant_runtime_adapters::cri::api::{
     ContainerConfig, ContainerFilter, ContainerMetadata, ContainerState, ImageSpec,
-    PodSandboxConfig, PodSandboxMetadata,
+    ImageStatusRequest, PodSandboxConfig, PodSandboxMetadata, PullImageRequest,
 };
-use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
+use sergeant_runtime_adapters::cri::{image_named, CriAdapter, CriClient, CriClientConfig};
 use sergeant_runtime_adapters::fake::grpc::{Listener, Recorder};
 use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
 use tokio::sync::oneshot;
@@ -107,7 +109,9 @@ fn container_config(name: &str, image: &str) -> ContainerConfig {
 
 /// Pulls `img:1` and starts a container `c` of it in `sandbox`; returns its ID.
 async fn started_container(cri: &CriClient, sandbox: &str, pod: PodSandboxConfig) -> String {
-    cri.pull_image("img:1", None, None).await.expect("pull");
+    cri.pull_image(image_named("img:1"), None, None)
+        .await
+        .expect("pull");
     let id = cri
         .create_container(sandbox, container_config("c", "img:1"), pod)
         .await
@@ -141,7 +145,7 @@ fn a_pod_lifecycle_makes_the_round_trip() {
 
         let image = "mcr.microsoft.com/windows/nanoserver:ltsc2022";
         let image_ref = cri
-            .pull_image(image, None, Some(pod.clone()))
+            .pull_image(image_named(image), None, Some(pod.clone()))
             .await
             .expect("pull");
         assert!(!image_ref.is_empty(), "the pull names the image it stored");
@@ -194,7 +198,9 @@ fn error_kinds_survive_the_wire() {
             ),
             "{missing:?}"
         );
-        let pull = cri.pull_image("registry.invalid/app:1", None, None).await;
+        let pull = cri
+            .pull_image(image_named("registry.invalid/app:1"), None, None)
+            .await;
         assert!(
             matches!(&pull, Err(RuntimeError::NotFound { message, .. }) if message.contains("registry.invalid/app:1")),
             "{pull:?}"
@@ -280,4 +286,50 @@ fn a_recording_server_keeps_the_requests_that_shape_a_pod() {
     let container = &lines[2]["request"]["config"];
     assert_eq!(container["metadata"]["name"], "c");
     assert_eq!(container["log_path"], "c.log");
+}
+
+/// The CRI adapter sends the image spec it is given whole: the pod's annotations reach the
+/// runtime with a pull and an image status, as upstream's kubelet sends them (the adapter
+/// once sent the name alone).
+#[test]
+fn the_adapter_sends_the_image_spec_whole() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("requests.jsonl");
+    let recorder = Recorder::append_to(&file).expect("open the record");
+    let spec = ImageSpec {
+        image: "img:1".to_owned(),
+        annotations: HashMap::from([("kubernetes.io/config.source".to_owned(), "file".to_owned())]),
+        ..Default::default()
+    };
+    let sent = spec.clone();
+    with_recording_fake(FakeRuntime::new(), Some(recorder), |cri| async move {
+        let adapter = CriAdapter::new(cri).start();
+        let call = |request: RuntimeRequest| adapter.send(RuntimeCall(request));
+        let pull = PullImageRequest {
+            image: Some(sent.clone()),
+            ..Default::default()
+        };
+        call(pull.into_request())
+            .await
+            .expect("the adapter is alive")
+            .expect("pulled");
+        let status = ImageStatusRequest {
+            image: Some(sent),
+            verbose: false,
+        };
+        let answer = call(status.into_request())
+            .await
+            .expect("the adapter is alive")
+            .expect("an image status");
+        let found = ImageStatusRequest::from_response(answer).expect("an image status answer");
+        assert!(found.image.is_some(), "the pulled image is there");
+    });
+    let record = std::fs::read_to_string(&file).expect("read the record");
+    let pulled: serde_json::Value =
+        serde_json::from_str(record.lines().next().expect("one request")).expect("JSON");
+    assert_eq!(pulled["method"], "PullImage");
+    assert_eq!(
+        pulled["request"]["image"]["annotations"],
+        serde_json::json!({"kubernetes.io/config.source": "file"})
+    );
 }

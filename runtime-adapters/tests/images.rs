@@ -2,7 +2,7 @@
 
 mod common;
 
-use sergeant_runtime_adapters::cri::CriError;
+use sergeant_runtime_adapters::cri::{image_named, CriError};
 
 use common::{MISSING_IMAGE, SHELL_IMAGE};
 
@@ -10,13 +10,13 @@ use common::{MISSING_IMAGE, SHELL_IMAGE};
 async fn pull_from_the_local_registry_then_image_status_shows_it() {
     let client = common::client();
     let image_ref = client
-        .pull_image(SHELL_IMAGE, None, None)
+        .pull_image(image_named(SHELL_IMAGE), None, None)
         .await
         .expect("pull");
     assert!(image_ref.starts_with("sha256:"), "{image_ref}");
 
     let status = client
-        .image_status(SHELL_IMAGE, false)
+        .image_status(image_named(SHELL_IMAGE), false)
         .await
         .expect("image status");
     let image = status.image.expect("the pulled image is present");
@@ -38,7 +38,7 @@ async fn pull_from_the_local_registry_then_image_status_shows_it() {
 async fn pulling_a_missing_image_is_not_found_naming_the_image() {
     let client = common::client();
     let err = client
-        .pull_image(MISSING_IMAGE, None, None)
+        .pull_image(image_named(MISSING_IMAGE), None, None)
         .await
         .expect_err("the registry has no such image");
     assert!(
@@ -58,7 +58,7 @@ async fn pulling_a_missing_image_is_not_found_naming_the_image() {
 async fn status_of_an_absent_image_is_empty_and_removing_it_succeeds() {
     let client = common::client();
     let status = client
-        .image_status(MISSING_IMAGE, false)
+        .image_status(image_named(MISSING_IMAGE), false)
         .await
         .expect("image status");
     assert!(status.image.is_none(), "{status:?}");

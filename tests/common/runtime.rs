@@ -5,7 +5,7 @@ use sergeant_config::Endpoint;
 use sergeant_runtime_adapters::cri::api::{
     Container, ContainerFilter, ContainerStatus, Image, PodSandbox, PodSandboxFilter,
 };
-use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
+use sergeant_runtime_adapters::cri::{image_named, CriClient, CriClientConfig};
 
 /// A blocking CRI client.
 pub struct Runtime {
@@ -78,7 +78,7 @@ impl Runtime {
     /// Pulls image `image` (from a registry that wants no credentials).
     pub fn pull_image(&self, image: &str) {
         self.tokio
-            .block_on(self.client.pull_image(image, None, None))
+            .block_on(self.client.pull_image(image_named(image), None, None))
             .unwrap_or_else(|e| panic!("pulling image {image}: {e}"));
     }
 

@@ -130,13 +130,13 @@ async fn dispatch(
             Rs::ExecSync(client.exec_sync(&r.container_id, r.cmd, timeout).await?)
         }
         Rq::PullImage(r) => {
-            let image = r.image.map(|i| i.image).unwrap_or_default();
-            let image_ref = client.pull_image(&image, r.auth, r.sandbox_config).await?;
+            let image = r.image.unwrap_or_default();
+            let image_ref = client.pull_image(image, r.auth, r.sandbox_config).await?;
             Rs::PullImage(cri::PullImageResponse { image_ref })
         }
         Rq::ImageStatus(r) => {
-            let image = r.image.map(|i| i.image).unwrap_or_default();
-            Rs::ImageStatus(client.image_status(&image, r.verbose).await?)
+            let image = r.image.unwrap_or_default();
+            Rs::ImageStatus(client.image_status(image, r.verbose).await?)
         }
         Rq::ListImages(r) => {
             let images = client.list_images(r.filter).await?;

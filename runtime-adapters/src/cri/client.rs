@@ -580,7 +580,8 @@ impl CriClient {
     }
 
     /// Pulls `image` (with registry credentials if given, in the context of a sandbox if
-    /// given); returns the image reference the runtime resolved it to (its id or digest).
+    /// given); returns the image reference the runtime resolved it to (its id or digest). The
+    /// spec goes as given, annotations included ([`image_named`] makes one of a name alone).
     ///
     /// # Errors
     ///
@@ -588,13 +589,14 @@ impl CriClient {
     /// [`CriError`] from the runtime.
     pub async fn pull_image(
         &self,
-        image: &str,
+        image: ImageSpec,
         auth: Option<AuthConfig>,
         sandbox_config: Option<PodSandboxConfig>,
     ) -> Result<String, CriError> {
         let mut img = self.image.clone();
+        let name = image.image.clone();
         let message = PullImageRequest {
-            image: Some(image_spec(image)),
+            image: Some(image),
             auth,
             sandbox_config,
         };
@@ -605,23 +607,24 @@ impl CriClient {
             |r| async move { img.pull_image(r).await },
         )
         .await
-        .map_err(|e| error::for_image_pull(e, image))?;
+        .map_err(|e| error::for_image_pull(e, &name))?;
         Ok(response.image_ref)
     }
 
-    /// Returns the status of an image; its `image` is `None` when the image is not present.
+    /// Returns the status of an image, asked with the spec as given; its `image` is `None`
+    /// when the image is not present.
     ///
     /// # Errors
     ///
     /// [`CriError`] from the runtime.
     pub async fn image_status(
         &self,
-        image: &str,
+        image: ImageSpec,
         verbose: bool,
     ) -> Result<ImageStatusResponse, CriError> {
         let mut img = self.image.clone();
         let message = ImageStatusRequest {
-            image: Some(image_spec(image)),
+            image: Some(image),
             verbose,
         };
         call(
@@ -659,7 +662,7 @@ impl CriClient {
     pub async fn remove_image(&self, image: &str) -> Result<(), CriError> {
         let mut img = self.image.clone();
         let message = RemoveImageRequest {
-            image: Some(image_spec(image)),
+            image: Some(image_named(image)),
         };
         call(
             Operation::RemoveImage,
@@ -760,8 +763,10 @@ impl CriClient {
     }
 }
 
-/// The image spec of a plain image reference.
-fn image_spec(image: &str) -> ImageSpec {
+/// The image spec of a plain image reference, for a caller that has no pod to annotate it
+/// with (tests, benchmarks, removals).
+#[must_use]
+pub fn image_named(image: &str) -> ImageSpec {
     ImageSpec {
         image: image.to_string(),
         ..ImageSpec::default()

@@ -17,7 +17,7 @@ use sergeant_runtime_adapters::cri::api::{
     ContainerConfig, ContainerMetadata, ImageSpec, KeyValue, LinuxPodSandboxConfig,
     PodSandboxConfig, PodSandboxFilter, PodSandboxMetadata,
 };
-use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig};
+use sergeant_runtime_adapters::cri::{image_named, CriClient, CriClientConfig};
 
 /// The variable naming the runtime endpoint under test.
 pub const ENDPOINT_VAR: &str = "SERGEANT_CRI_ENDPOINT";
@@ -221,7 +221,7 @@ impl Drop for CleanupGuard {
 /// Makes sure `image` is present (pulled through CRI from the local registry).
 pub async fn ensure_image(client: &CriClient, image: &str) {
     client
-        .pull_image(image, None, None)
+        .pull_image(image_named(image), None, None)
         .await
         .unwrap_or_else(|e| panic!("pull {image}: {e}"));
 }
