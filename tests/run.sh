@@ -89,9 +89,12 @@ main() {
     # and the standard library built for the target: cold about 25 min on a loaded 2-core
     # machine, warm seconds (tests/windows/build.sh says how long it took). Then sergeant.exe
     # under Wine runs a static pod on the fake runtime served over a named pipe (~3 s), and
-    # runs as a service under Wine's sc.exe (~3 s).
+    # runs as a service under Wine's sc.exe (~3 s). Then the CRI requests sergeant.exe sends
+    # for the Windows pods of tests/windows/cri-pods are compared field by field with those
+    # upstream's kubelet.exe sent (the stored record; ~20 s on the build just made).
     log "Windows build and tests under Wine (x86_64-pc-windows-gnu)"
     bash tests/windows/run.sh
+    bash tests/windows/cri_compare.sh
 
     log "tests"
     cargo test --workspace --all-features --no-fail-fast -- --test-threads=4

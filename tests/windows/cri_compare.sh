@@ -47,12 +47,28 @@ fail() {
     exit 1
 }
 
-python3 -B "$here/cri_compare_test.py" 2>"$work/comparer-tests.log" ||
+# A Python 3 with PyYAML, which reads the pods' manifests: the first python3 on PATH that has
+# it, else Debian's, with python3-yaml installed when missing.
+python_with_yaml() {
+    local py
+    for py in python3 /usr/bin/python3; do
+        if "$py" -c 'import yaml' 2>/dev/null; then
+            command -v "$py"
+            return
+        fi
+    done
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends python3-yaml >/dev/null
+    echo /usr/bin/python3
+}
+py=$(python_with_yaml)
+"$py" -B "$here/cri_compare_test.py" 2>"$work/comparer-tests.log" ||
     { cat "$work/comparer-tests.log" >&2; fail "the comparer's own tests"; }
 bash "$here/build.sh" >/dev/null
 bin="$WIN_TARGET_DIR/$WIN_TARGET/debug"
 # How many containers the pods have: an agent is done when it created them all.
-containers=$(python3 - "$pods" <<'PY'
+containers=$("$py" - "$pods" <<'PY'
 import pathlib, sys, yaml
 print(sum(len(yaml.safe_load(p.read_text())["spec"]["containers"])
           for p in pathlib.Path(sys.argv[1]).glob("*.yaml")))
@@ -87,7 +103,7 @@ prepare_kubelet_prefix() {
 # created RECORD [LOG]: how many distinct containers RECORD shows created, plus the
 # containers of the manifests LOG says were rejected.
 created() {
-    python3 - "$1" "${2:-}" "$pods" <<'PY'
+    "$py" - "$1" "${2:-}" "$pods" <<'PY'
 import json, pathlib, re, sys, yaml
 seen = set()
 for line in open(sys.argv[1], encoding="utf-8"):
@@ -143,7 +159,7 @@ run_agent() {
     wait "$agent" "$fake" 2>/dev/null || true
     local run_win
     run_win=$(win "$dir")
-    python3 - "$dir/requests.jsonl" "$run_win" >"$out" <<'PY'
+    "$py" - "$dir/requests.jsonl" "$run_win" >"$out" <<'PY'
 import json, sys
 run = json.dumps(sys.argv[2])[1:-1]  # as it appears inside a JSON string
 for line in open(sys.argv[1], encoding="utf-8"):
@@ -165,4 +181,4 @@ fi
 
 run_agent sergeant "$WINEPREFIX" "$work/sergeant.jsonl" \
     "$bin/sergeant.exe" --config '{config}' --root-dir '{root}' --hostname-override winnode
-python3 "$here/cri_compare.py" "$stored" "$work/sergeant.jsonl"
+"$py" -B "$here/cri_compare.py" "$stored" "$work/sergeant.jsonl"
