@@ -261,6 +261,16 @@ mod tests {
         )
     }
 
+    /// A directory holding one manifest, `a.yaml` (its path), and a scanner of it; the
+    /// directory goes when the first value is dropped.
+    fn one_manifest() -> (tempfile::TempDir, PathBuf, Scanner) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.yaml");
+        std::fs::write(&file, manifest("a", "busybox")).unwrap();
+        let scanner = Scanner::new(dir.path().to_path_buf(), "n1".into());
+        (dir, file, scanner)
+    }
+
     fn names(scan: &Scan) -> Vec<String> {
         scan.pods
             .iter()
@@ -284,10 +294,7 @@ mod tests {
 
     #[test]
     fn a_pod_read_again_keeps_the_time_it_was_first_read_until_its_file_goes() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("a.yaml");
-        std::fs::write(&file, manifest("a", "busybox")).unwrap();
-        let mut scanner = Scanner::new(dir.path().to_path_buf(), "n1".into());
+        let (_dir, file, mut scanner) = one_manifest();
         let seen = |scan: &Scan| {
             let annotations = scan.pods[0].metadata.annotations.as_ref().unwrap();
             annotations["kubernetes.io/config.seen"].clone()
@@ -388,10 +395,7 @@ mod tests {
 
     #[test]
     fn unchanged_settled_files_are_not_read_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("a.yaml");
-        std::fs::write(&file, manifest("a", "busybox")).unwrap();
-        let mut scanner = Scanner::new(dir.path().to_path_buf(), "n1".into());
+        let (_dir, file, mut scanner) = one_manifest();
         scanner.scan().unwrap();
         // Pretend it was read long after it was written, then break the file behind the
         // scanner's back while keeping its stamp: a settled, unchanged stamp is trusted.
