@@ -295,6 +295,19 @@ fn a_static_pod_is_mirrored_kept_and_removed() {
         mirror["metadata"]["annotations"]["kubernetes.io/config.source"],
         "file"
     );
+    // When sergeant first saw the static pod, as upstream's mirror pods carry it: Go's
+    // RFC3339NanoFixed, nine fractional digits (2027-01-31T23:59:59.123456789Z).
+    let seen = mirror["metadata"]["annotations"]["kubernetes.io/config.seen"]
+        .as_str()
+        .unwrap_or_default();
+    let fraction = seen.get(20..29).unwrap_or_default();
+    assert!(
+        seen.len() == 30
+            && seen.get(19..20) == Some(".")
+            && seen.ends_with('Z')
+            && fraction.bytes().all(|b| b.is_ascii_digit()),
+        "config.seen {seen:?} in {mirror}"
+    );
     assert_eq!(mirror["metadata"]["ownerReferences"][0]["kind"], "Node");
     assert_eq!(mirror["metadata"]["ownerReferences"][0]["name"], node);
     assert_eq!(mirror["spec"]["nodeName"], node);
