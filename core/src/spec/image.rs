@@ -1,5 +1,6 @@
 //! The image of a container as the runtime's image service is asked about it, in `ImageStatus`
-//! and `PullImage`: upstream's kubelet sends the image as the container names it, with every
+//! and `PullImage`: upstream's kubelet sends the image as the container names it (`:latest`
+//! added when it names no tag or digest), with every
 //! annotation of the pod (the runtime may act on them: a pull of a pod's image can be told
 //! apart from another's, as the CRI's `ImageSpec.annotations` intends). And the image once the
 //! runtime has it ([`NodeImage`]), as a container is created from it.
@@ -22,15 +23,32 @@ pub struct NodeImage {
     pub user: ImageUser,
 }
 
-/// The CRI spec of `image`, named by a container of `pod`: the name, and the pod's
-/// annotations.
+/// The CRI spec of `image`, named by a container of `pod`: the name ([`with_default_tag`]),
+/// and the pod's annotations.
 #[must_use]
 pub fn image_spec(pod: &Pod, image: &str) -> ImageSpec {
     let annotations = pod.metadata.annotations.clone().unwrap_or_default();
     ImageSpec {
-        image: image.to_owned(),
+        image: with_default_tag(image),
         annotations: annotations.into_iter().collect(),
         ..ImageSpec::default()
+    }
+}
+
+/// The tag an image named without tag or digest means.
+const DEFAULT_TAG: &str = "latest";
+
+/// `image` with `:latest` when it names neither a tag nor a digest, as upstream's kubelet asks
+/// the runtime about it: `busybox` is `busybox:latest`, `localhost:5000/web` is
+/// `localhost:5000/web:latest` (the registry's port is no tag), and no host is added, so the
+/// name stays the runtime's to resolve.
+#[must_use]
+pub fn with_default_tag(image: &str) -> String {
+    let last = image.rsplit('/').next().unwrap_or(image);
+    if image.contains('@') || last.contains(':') {
+        image.to_owned()
+    } else {
+        format!("{image}:{DEFAULT_TAG}")
     }
 }
 
@@ -38,6 +56,23 @@ pub fn image_spec(pod: &Pod, image: &str) -> ImageSpec {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn an_image_without_tag_or_digest_means_latest() {
+        for (named, asked) in [
+            ("busybox", "busybox:latest"),
+            ("busybox:1.36", "busybox:1.36"),
+            ("localhost:5000/web", "localhost:5000/web:latest"),
+            ("localhost:5000/team/web:v2", "localhost:5000/team/web:v2"),
+            (
+                "registry.example/web@sha256:0123456789abcdef",
+                "registry.example/web@sha256:0123456789abcdef",
+            ),
+        ] {
+            assert_eq!(with_default_tag(named), asked, "{named}");
+            assert_eq!(image_spec(&Pod::default(), named).image, asked);
+        }
+    }
 
     #[test]
     fn the_image_goes_with_the_pods_annotations() {
