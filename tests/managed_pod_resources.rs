@@ -271,6 +271,10 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
     assert_eq!(condition["status"], "True");
     assert_eq!(limit_now(), Some(64 << 20), "the limit was not lowered");
     assert_eq!(
+        refused["status"]["resources"]["limits"]["memory"], "64Mi",
+        "the pod-level resources show the pod cgroup's limit in force"
+    );
+    assert_eq!(
         applied(&refused, "main").0["limits"],
         limits("64Mi")["limits"],
         "the status shows the limit in force (its memory request is the one allocated, which \

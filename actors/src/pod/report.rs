@@ -1,5 +1,5 @@
 //! The pod as the agent reports it: the desired pod with the status computed from a look at
-//! the runtime (or from an admission rejection).
+//! the runtime and at its pod cgroup (or from an admission rejection).
 
 use std::time::SystemTime;
 
@@ -7,14 +7,16 @@ use sergeant_messages::pods::core::{Pod, PodStatus};
 
 use sergeant_core::pod_update::gate_conditions;
 use sergeant_core::runtime::PodRuntime;
-use sergeant_core::spec::NodeContext;
+use sergeant_core::spec::{managed_pod_cgroup, NodeContext};
 use sergeant_core::status::{api_time, compute, Knowledge, Observed};
 
 /// `pod` with the status `runtime` shows — a look at the runtime, so only a measurement is
 /// reported — and `previous` keeping condition transition times. `known` is what the pod
 /// actor knows beyond the runtime (start time, probe verdicts, why containers wait, their
 /// termination messages, a failure of the whole pod); the node's addresses and the conditions
-/// other clients set on `pod` (its readiness gates') are added here.
+/// other clients set on `pod` (its readiness gates') are added here, and the pod cgroup's
+/// settings are read (a few small files of sergeant's own, on the calling thread) while its
+/// sandbox is ready.
 #[must_use]
 pub fn status(
     pod: &Pod,
@@ -31,6 +33,15 @@ pub fn status(
             .map(|c| c.status.clone())
             .collect(),
         runtime_name: String::new(),
+        pod_cgroup: runtime
+            .ready_sandbox()
+            .and_then(|_| managed_pod_cgroup(pod, node))
+            .and_then(|path| {
+                sergeant_host::cgroup::read_pod_cgroup_resources(&path)
+                    .inspect_err(|err| tracing::debug!("pod cgroup not read: {err}"))
+                    .ok()
+                    .flatten()
+            }),
     };
     let knowledge = Knowledge {
         host_ips: node.node_ip.iter().map(ToString::to_string).collect(),

@@ -22,12 +22,6 @@ use super::error::Stopped;
 use super::look::{Progress, RuntimeChanges};
 use super::sync::SyncInput;
 
-/// The pod cgroup's path when sergeant manages it (`cgroupsPerQOS`, on a node with cgroups).
-fn pod_cgroup(input: &SyncInput) -> Option<String> {
-    (input.node.cgroups_per_qos && input.node.has_cgroups())
-        .then(|| spec::pod_cgroup_parent(&input.pod, &input.node))
-}
-
 /// What a resize of the pod needs now.
 struct Decided {
     /// The pod cgroup's path, when sergeant manages it.
@@ -46,7 +40,7 @@ fn decide(input: &SyncInput, runtime: &PodRuntime) -> Result<Option<Decided>, Sp
     let Some(sandbox) = runtime.ready_sandbox() else {
         return Ok(None);
     };
-    let cgroup = pod_cgroup(input);
+    let cgroup = spec::managed_pod_cgroup(&input.pod, &input.node);
     let now = match &cgroup {
         Some(path) => read_pod_cgroup_resources(path)?,
         None => None,

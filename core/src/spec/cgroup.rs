@@ -27,6 +27,13 @@ pub fn pod_cgroup_parent(pod: &Pod, node: &NodeContext) -> String {
     }
 }
 
+/// The pod's own cgroup when sergeant manages one (`cgroupsPerQOS` on a node with cgroups):
+/// where its pod-level limits are written and read back; `None` otherwise.
+#[must_use]
+pub fn managed_pod_cgroup(pod: &Pod, node: &NodeContext) -> Option<String> {
+    (node.cgroups_per_qos && node.has_cgroups()).then(|| pod_cgroup_parent(pod, node))
+}
+
 /// The cgroup of all pods, `<cgroup_root>/kubepods`, with `cgroupsPerQOS`; without it there
 /// is none (pods go straight under the cgroup root).
 #[must_use]

@@ -39,7 +39,9 @@ mod security;
 mod service_env;
 pub mod windows;
 
-pub use cgroup::{pod_cgroup_parent, pod_cgroup_resources, pods_cgroup, PodCgroupResources};
+pub use cgroup::{
+    managed_pod_cgroup, pod_cgroup_parent, pod_cgroup_resources, pods_cgroup, PodCgroupResources,
+};
 pub use container::{check_image_user, container_config, ContainerSetup};
 pub use error::SpecError;
 pub use hosts::{hosts_file, HOSTS_FILE};

@@ -33,6 +33,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use self::container::{Builder, Kind};
 use crate::restart::RestartGates;
+use crate::spec::PodCgroupResources;
 
 /// The container runtime name used in container IDs when [`Observed::runtime_name`] is empty.
 pub const DEFAULT_RUNTIME_NAME: &str = "containerd";
@@ -48,6 +49,9 @@ pub struct Observed {
     /// The runtime's name as it reports it (`containerd`, `cri-o`…), the scheme of container IDs
     /// in the status (`containerd://<id>`); empty means [`DEFAULT_RUNTIME_NAME`].
     pub runtime_name: String,
+    /// The pod cgroup's settings as read now, when sergeant manages one and the pod runs: the
+    /// pod-level resources in force, which the status shows.
+    pub pod_cgroup: Option<PodCgroupResources>,
 }
 
 /// What the pod actor knows about the pod that the runtime does not.
@@ -247,7 +251,14 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .then(|| init.into_iter().map(|(_, status)| status).collect()),
         container_statuses: Some(regular),
         allocated_resources: resources::pod_allocated(pod),
-        resources: Some(resources::pod_resources(pod)),
+        resources: Some(resources::pod_resources(
+            pod,
+            observed
+                .pod_cgroup
+                .as_ref()
+                .filter(|_| phase == phase::RUNNING),
+            previous.resources.as_ref(),
+        )),
         reason: knowledge.failure.as_ref().map(|(reason, _)| reason.clone()),
         message: knowledge
             .failure

@@ -11,7 +11,7 @@ use k8s_cri::v1 as cri;
 use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 
-use crate::spec::{amount, binary, milli, pod_limits, pod_requests, to_list};
+use crate::spec::{amount, binary, milli, pod_limits, pod_requests, to_list, PodCgroupResources};
 
 /// Millicores at or below which a cpu request and its shares cannot be told apart (the
 /// kernel's minimum of 2 shares): the allocation is shown rather than the measurement.
@@ -49,6 +49,17 @@ pub(super) fn container_applied(
         .filter(|p| p.state.as_ref().is_some_and(|s| s.running.is_some()))
         .filter(|p| p.container_id.as_deref() == Some(container_id))
         .and_then(|p| p.resources.as_ref());
+    overlay(&allocated, measured, before)
+}
+
+/// `allocated` with the cpu request and limit and the memory limit of the cgroup settings
+/// `measured` (a cpu or memory limit not measured stays as `before` showed it, else the
+/// allocation's; cpu amounts the kernel cannot tell apart from the allocation's keep it).
+fn overlay(
+    allocated: &ResourceRequirements,
+    measured: Option<&cri::LinuxContainerResources>,
+    before: Option<&ResourceRequirements>,
+) -> ResourceRequirements {
     let mut applied = allocated.clone();
     if let Some(limits) = applied.limits.as_mut() {
         let before = before.and_then(|b| b.limits.as_ref());
@@ -79,14 +90,32 @@ pub(super) fn pod_allocated(pod: &Pod) -> Option<List> {
 }
 
 /// The pod's `resources`: its pod-level resources with the requests and limits it has as a
-/// whole (upstream's effective allocated resources).
-pub(super) fn pod_resources(pod: &Pod) -> ResourceRequirements {
+/// whole (upstream's effective allocated resources) — for a running pod whose cgroup was read
+/// (`cgroup`), with the cpu request and limit and the memory limit in force there, as upstream
+/// reports them (a resize not carried out shows the old values). `before` is the previous
+/// status's.
+pub(super) fn pod_resources(
+    pod: &Pod,
+    cgroup: Option<&PodCgroupResources>,
+    before: Option<&ResourceRequirements>,
+) -> ResourceRequirements {
     let declared = pod.spec.as_ref().and_then(|s| s.resources.clone());
-    ResourceRequirements {
+    let allocated = ResourceRequirements {
         requests: non_empty(Some(to_list(&pod_requests(pod)))),
         limits: non_empty(Some(to_list(&pod_limits(pod)))),
         ..declared.unwrap_or_default()
-    }
+    };
+    let Some(cgroup) = cgroup else {
+        return allocated;
+    };
+    let measured = cri::LinuxContainerResources {
+        cpu_shares: cgroup.cpu_shares,
+        cpu_period: PodCgroupResources::CPU_PERIOD_US,
+        cpu_quota: cgroup.cpu_quota_us.unwrap_or(0),
+        memory_limit_in_bytes: cgroup.memory_limit_bytes.unwrap_or(0),
+        ..cri::LinuxContainerResources::default()
+    };
+    overlay(&allocated, Some(&measured), before)
 }
 
 /// The container's requests and limits, empty lists left out.

@@ -134,3 +134,44 @@ fn the_status_has_container_and_pod_resources() {
         list(&[("cpu", "200m"), ("memory", "400Mi")])
     );
 }
+
+#[test]
+fn a_running_pod_shows_the_pod_level_resources_in_force_in_its_cgroup() {
+    let mut pod = pod("Always", vec![], &[]);
+    pod.spec.as_mut().unwrap().containers = vec![guaranteed("c1")];
+    let pod = with_pod_resources(
+        pod,
+        &[("cpu", "200m"), ("memory", "10Ki")],
+        &[("cpu", "200m"), ("memory", "10Ki")],
+    );
+    let c1 = runtime_container("c1", 0, cri::ContainerState::ContainerRunning, 0);
+    // A resize to 10Ki not carried out: the cgroup keeps 400Mi, and 300m of cpu.
+    let cgroup = PodCgroupResources {
+        cpu_shares: 307,
+        cpu_quota_us: Some(30_000),
+        memory_limit_bytes: Some(400 << 20),
+    };
+    let mut seen = observed(vec![c1.clone()]);
+    seen.pod_cgroup = Some(cgroup);
+    let status = compute(&pod, &seen, &knowledge());
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    let pod_level = status.resources.expect("pod resources");
+    assert_eq!(
+        (pod_level.requests, pod_level.limits),
+        (
+            list(&[("cpu", "300m"), ("memory", "10Ki")]),
+            list(&[("cpu", "300m"), ("memory", "400Mi")])
+        ),
+        "the cgroup's cpu and memory limit; the memory request no cgroup holds is the allocation's"
+    );
+    assert_eq!(
+        status.allocated_resources,
+        list(&[("cpu", "200m"), ("memory", "10Ki")])
+    );
+    let unread = compute(&pod, &observed(vec![c1]), &knowledge());
+    assert_eq!(
+        unread.resources.and_then(|r| r.limits),
+        list(&[("cpu", "200m"), ("memory", "10Ki")]),
+        "no cgroup read: the allocation"
+    );
+}

@@ -126,6 +126,7 @@ pub(super) fn observed(containers: Vec<cri::ContainerStatus>) -> Observed {
         sandbox: Some(sandbox("10.0.0.5", &[])),
         containers,
         runtime_name: String::new(),
+        pod_cgroup: None,
     }
 }
 
