@@ -18,14 +18,16 @@
 # What each image holds, and where it differs from upstream's, is in README.md ("Images"). All
 # are linux/amd64 OCI images made by deploy/node-env/build-image.sh; the shared parts are one
 # layer each, so the registry stores them once:
-#   busybox layer    static busybox with every applet (deploy/node-env, make_busybox_rootfs)
+#   busybox layer    busybox 1.37.0, upstream's release built as upstream's busybox image is
+#                    (defconfig and that image's few changes, static here), one link per applet
+#                    (deploy/node-env's make_busybox_rootfs); see "The busybox" below
 #   tools layer      Debian's bash, curl and netcat-openbsd (UDP), with the shared libraries they
 #                    link, dash as /bin/sh, and agnhost's files: TLS pair, /uploads, users, the
 #                    fake registry's content (/var/registry/pause, tag "testing")
-# Debian's busybox sh runs its own applet for any command an applet is named after (`nc` is
-# busybox's, without -u, whatever PATH says): images whose specs call non-busybox tools through
-# `sh -c` get dash as /bin/sh, as Debian (glibc-dns-testing) has it; alpine's sh, upstream
-# agnhost's, follows PATH too.
+# The images whose specs call non-busybox tools through `sh -c` (agnhost, glibc-dns-testing) get
+# dash as /bin/sh, as Debian (glibc-dns-testing) has it; alpine's sh, upstream agnhost's, follows
+# PATH too. (Chosen when the busybox layer was Debian's busybox, whose sh runs its own applet for
+# any command an applet is named after whatever PATH says; the busybox built here follows PATH.)
 #   agnhost layer    agnhost of the pinned release (built by build.sh), /agnhost-2 link
 #
 # Prints: CONFORMANCE_REGISTRY=ADDR  KUBE_TEST_REPO_LIST=FILE  SANDBOX_IMAGE=REF
@@ -49,7 +51,7 @@ run_dir=${CONFORMANCE_RUN_DIR:-/run/sergeant-conformance}
 reg_dir="$run_dir/registry"
 repo_list="$cache/repo-list.yaml"
 host_tools=(/usr/bin/bash /usr/bin/dash /usr/bin/curl /usr/bin/nc.openbsd)
-host_packages=(bash dash curl netcat-openbsd docker-registry skopeo gcc libc6-dev busybox-static hostname)
+host_packages=(bash dash curl netcat-openbsd docker-registry skopeo gcc libc6-dev make bzip2 hostname)
 
 log() { echo "conformance images: $*" >&2; }
 
@@ -138,6 +140,103 @@ reg_down() {
         stop_pid "$pid" "conformance registry"
     fi
     rm -f "$reg_dir/registry.pid"
+}
+
+# --- the busybox ---------------------------------------------------------------------------
+#
+# Upstream's busybox image (test/images/busybox: a mirror of the official busybox:1.37.0, glibc
+# variant) is busybox.net's 1.37.0 release built with `make defconfig` and a few changes. Its ash
+# imports every variable of its environment, also those whose names are no shell identifiers
+# (`data-1`, as envFrom makes them), and exports them to its children: `sh -c env` prints them.
+# Debian's busybox (busybox-static, 1.35 in bookworm, 1.37 in trixie) reverts that upstream change
+# (its patch revert-9c143ce52da11ec3d21a3491c3749841d3dc10f0, for debian-installer), so its sh
+# drops such variables; it also differs from upstream's configuration (its sh runs applets in
+# preference to PATH). So the busybox of these images is built here from the release itself.
+#
+# The release tarball comes from Debian's archive through apt, as the .orig tarball of trixie's
+# busybox source package, which is busybox.net's busybox-1.37.0.tar.bz2 byte for byte: its
+# sha256 below is the one upstream's image build checks. apt runs with a state directory of its
+# own (in the cache), so the host's apt configuration is left alone.
+busybox_version=1.37.0
+busybox_sha256=3311dff32e746499f4df0d5df04d7eb396382d7e108bb9250e7b519b837043a4
+busybox_suite=trixie
+busybox_dir="$cache/busybox"
+busybox_tarball="$busybox_dir/busybox_$busybox_version.orig.tar.bz2"
+# The directory of the built binary, bin/busybox, and its stamp.
+busybox_bin="$busybox_dir/bin"
+
+tarball_verified() { echo "$busybox_sha256  $1" | sha256sum --quiet -c - >/dev/null 2>&1; }
+
+# busybox_fetch: the verified release tarball at $busybox_tarball, fetched when missing.
+busybox_fetch() {
+    local apt_dir="$busybox_dir/apt" got
+    [[ -f $busybox_tarball ]] && tarball_verified "$busybox_tarball" && return 0
+    log "fetching the busybox $busybox_version source from Debian's $busybox_suite"
+    rm -rf "$apt_dir"
+    mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/src"
+    printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian %s main\n' \
+        "$busybox_suite" >"$apt_dir/sources.list"
+    local apt_opts=(-qq -o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+        -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root)
+    apt-get "${apt_opts[@]}" update >&2 || die "apt-get update of Debian's $busybox_suite sources failed"
+    (cd "$apt_dir/src" && apt-get "${apt_opts[@]}" source --download-only busybox >&2) ||
+        die "apt-get source busybox ($busybox_suite) failed"
+    got="$apt_dir/src/busybox_$busybox_version.orig.tar.bz2"
+    [[ -f $got ]] || die "Debian's $busybox_suite busybox is no longer $busybox_version: $(ls "$apt_dir/src")"
+    tarball_verified "$got" || die "$got is not busybox.net's release (sha256 differs from $busybox_sha256)"
+    mv "$got" "$busybox_tarball"
+    rm -rf "$apt_dir"
+}
+
+# busybox_configure: in a source tree, the configuration of upstream's image (docker-library's
+# glibc variant: defconfig; ar with create and long names; no wide characters, its
+# LAST_SUPPORTED_WCHAR=0; inotifyd; no fancy sync), linked statically here since the image holds
+# no C library (upstream's copies glibc's libraries in). Checked after `make oldconfig`.
+busybox_configure() {
+    local set=(CONFIG_AR=y CONFIG_FEATURE_AR_CREATE=y CONFIG_FEATURE_AR_LONG_FILENAMES=y
+        CONFIG_LAST_SUPPORTED_WCHAR=0 CONFIG_INOTIFYD=y CONFIG_STATIC=y)
+    local unset=(CONFIG_FEATURE_SYNC_FANCY) conf
+    make defconfig >/dev/null || die "busybox: make defconfig failed"
+    for conf in "${unset[@]}"; do sed -i -e "s!^$conf=.*\$!# $conf is not set!" .config; done
+    for conf in "${set[@]}"; do
+        sed -i -e "s!^${conf%=*}=.*\$!$conf!" -e "s!^# ${conf%=*} is not set\$!$conf!" .config
+        grep -qx "$conf" .config || echo "$conf" >>.config
+    done
+    # Any symbol not set above takes its default: stdin is not a terminal.
+    make oldconfig </dev/null >/dev/null || die "busybox: make oldconfig failed"
+    for conf in "${unset[@]}"; do ! grep -q "^$conf=" .config || die "busybox: $conf is still set"; done
+    for conf in "${set[@]}"; do grep -qx "$conf" .config || die "busybox: $conf did not stick"; done
+}
+
+# busybox_build: $busybox_bin/busybox, built unless its stamp (the release, this recipe, the
+# compiler) is current. A minute of two cores, once.
+busybox_build() {
+    local stamp build="$busybox_dir/build" t=$SECONDS
+    stamp=$({
+        echo "$busybox_version $busybox_sha256"
+        declare -f busybox_configure
+        gcc --version | head -n 1
+    } | sha256sum | cut -d' ' -f1)
+    if [[ -x $busybox_bin/busybox && -f $busybox_bin/busybox.stamp && $(<"$busybox_bin/busybox.stamp") == "$stamp" ]]; then
+        return 0
+    fi
+    busybox_fetch
+    log "building busybox $busybox_version"
+    rm -rf "$build" "$busybox_bin"
+    mkdir -p "$build" "$busybox_bin"
+    tar -xjf "$busybox_tarball" -C "$build" --strip-components 1
+    (
+        cd "$build"
+        busybox_configure
+        if ! nice -n 19 make -j "$(nproc)" busybox >build.log 2>&1; then
+            tail -n 30 build.log >&2
+            die "building busybox failed"
+        fi
+    )
+    install -m 0755 "$build/busybox" "$busybox_bin/busybox"
+    rm -rf "$build"
+    echo "$stamp" >"$busybox_bin/busybox.stamp"
+    log "busybox $busybox_version built in $((SECONDS - t))s"
 }
 
 # --- rootfs builders ----------------------------------------------------------------------
@@ -308,11 +407,11 @@ push() {
 }
 
 inputs_hash() {
-    local bin=$1 k8s=$2
+    local bin=$1 k8s=$2 busybox=$3
     {
         # Contents only: the same inputs hash alike whatever path the script was called by.
         cat "${BASH_SOURCE[0]}" "$build_image" "$repo/deploy/node-env/pause.c" \
-            "$(command -v busybox)" "$bin/agnhost" "$bin/nnp" "${host_tools[@]}" /bin/hostname \
+            "$busybox/busybox" "$bin/agnhost" "$bin/nnp" "${host_tools[@]}" /bin/hostname \
             "$k8s"/test/images/agnhost/porter/localhost.* "$k8s"/test/images/kitten/html/* | sha256sum
         declare -f make_busybox_rootfs make_pause_rootfs
         image_refs
@@ -328,13 +427,14 @@ all_pushed() {
 }
 
 build_all() {
-    local bin=$1 k8s=$2 work="$cache/images"
+    local bin=$1 k8s=$2 busybox=$3 work="$cache/images"
     rm -rf "$work"
     mkdir -p "$work"
     (
         umask 022
         make_pause_rootfs "$work/rootfs-pause"
-        make_busybox_rootfs "$work/rootfs-busybox"
+        # make_busybox_rootfs takes the busybox that PATH finds: the one built above.
+        PATH="$busybox:$PATH" make_busybox_rootfs "$work/rootfs-busybox"
         make_busybox_etc_rootfs "$work/rootfs-busybox-etc"
         make_agnhost_rootfs "$work/rootfs-agnhost" "$bin"
         make_nginx_rootfs "$work/rootfs-nginx" 1.27.0
@@ -381,7 +481,7 @@ ensure_packages() {
 }
 
 cmd_up() {
-    local force=$1 bin k8s stamp
+    local force=$1 bin k8s stamp busybox
     require_root
     ensure_packages
     bin=$(bash "$here/build.sh" | sed -n 's/^CONFORMANCE_BIN=//p')
@@ -392,12 +492,14 @@ cmd_up() {
     exec 8>"$cache/.images.lock"
     flock 8
     reg_up
+    busybox_build
+    busybox=$busybox_bin
     stamp="$storage/images.stamp"
-    if [[ $force == 1 || ! -f $stamp || $(<"$stamp") != "$(inputs_hash "$bin" "$k8s")" ]] || ! all_pushed; then
+    if [[ $force == 1 || ! -f $stamp || $(<"$stamp") != "$(inputs_hash "$bin" "$k8s" "$busybox")" ]] || ! all_pushed; then
         local t=$SECONDS
         log "building the images"
-        build_all "$bin" "$k8s"
-        inputs_hash "$bin" "$k8s" >"$stamp"
+        build_all "$bin" "$k8s" "$busybox"
+        inputs_hash "$bin" "$k8s" "$busybox" >"$stamp"
         log "images built and pushed in $((SECONDS - t))s"
     else
         log "images up to date in $registry"
