@@ -433,7 +433,7 @@ build_all() {
     (
         umask 022
         make_pause_rootfs "$work/rootfs-pause"
-        # make_busybox_rootfs takes the busybox that PATH finds: the one built above.
+        # make_busybox_rootfs takes the busybox that PATH finds: the one busybox_build made.
         PATH="$busybox:$PATH" make_busybox_rootfs "$work/rootfs-busybox"
         make_busybox_etc_rootfs "$work/rootfs-busybox-etc"
         make_agnhost_rootfs "$work/rootfs-agnhost" "$bin"
