@@ -139,6 +139,26 @@ phase() { phase_times+=("$1 $(($SECONDS - $2))s"); log "$1 done in $(($SECONDS -
 
 # --- bring-up -----------------------------------------------------------------------------
 
+# One run at a time: a second run would share the first one's run dir, containerd instance,
+# control plane, ports and cgroup root, and its cleanup would tear them down under the first.
+# The pid of the run that holds them is in $run_dir/run.pid, checked and written under a lock
+# (held by a subshell only, so no daemon started later inherits it).
+claim_run_dir() {
+    mkdir -p "$run_dir"
+    (
+        flock 7
+        holder=$(cat "$run_dir/run.pid" 2>/dev/null || true)
+        if [ -n "$holder" ] && [ "$holder" != $$ ] &&
+            tr '\0' ' ' 2>/dev/null <"/proc/$holder/cmdline" | grep -q 'run\.sh'; then
+            die "another run.sh (pid $holder) is using $run_dir; wait for it to end"
+        fi
+        echo $$ >"$run_dir/run.pid"
+    ) 7>"$run_dir/run.lock"
+}
+release_run_dir() {
+    [ "$(cat "$run_dir/run.pid" 2>/dev/null)" != $$ ] || rm -f "$run_dir/run.pid"
+}
+
 sergeant_pid=""
 registry_started=0
 cleanup() {
@@ -146,6 +166,7 @@ cleanup() {
     [ -z "$sergeant_pid" ] || cp -f "$sgt_dir/sergeant.log" "$report/" 2>/dev/null || true
     [ -d "$cp_run/logs" ] && mkdir -p "$report/control-plane" && cp -f "$cp_run"/logs/*.log "$report/control-plane/" 2>/dev/null
     cp -f "$node_run"/logs/containerd-conformance.log "$report/" 2>/dev/null || true
+    release_run_dir
     if [ "$keep" = 1 ]; then
         log "--keep: leaving sergeant (pid ${sergeant_pid:-none}), the control plane ($cp_run) and containerd ($node_run) up"
         exit "$rc"
@@ -161,6 +182,7 @@ cleanup() {
     [ "$registry_started" = 0 ] || bash "$here/images.sh" down || true
     exit "$rc"
 }
+claim_run_dir
 mkdir -p "$report" "$sgt_dir"
 trap cleanup EXIT
 
