@@ -156,7 +156,8 @@ reg_down() {
 # The release tarball comes from Debian's archive through apt, as the .orig tarball of trixie's
 # busybox source package, which is busybox.net's busybox-1.37.0.tar.bz2 byte for byte: its
 # sha256 below is the one upstream's image build checks. apt runs with a state directory of its
-# own (in the cache), so the host's apt configuration is left alone.
+# own (in the cache), so the host's apt configuration is left alone; the archive is the one the
+# host's own apt sources use for its Debian release (debian_archive).
 busybox_version=1.37.0
 busybox_sha256=3311dff32e746499f4df0d5df04d7eb396382d7e108bb9250e7b519b837043a4
 busybox_suite=trixie
@@ -167,6 +168,30 @@ busybox_bin="$busybox_dir/bin"
 
 tarball_verified() { echo "$busybox_sha256  $1" | sha256sum --quiet -c - >/dev/null 2>&1; }
 
+# debian_archive: the URI of the Debian archive the host's apt sources name for its own release
+# (a one-line `deb URI CODENAME ...` entry, or a deb822 stanza whose Suites hold CODENAME), so
+# the source package comes from wherever this machine gets its packages.
+debian_archive() {
+    local codename
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    [[ -n $codename ]] || die "/etc/os-release names no VERSION_CODENAME: not a Debian host?"
+    local files=() file uri
+    for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+        [[ -f $file ]] && files+=("$file")
+    done
+    ((${#files[@]})) || die "the host has no apt sources"
+
+    uri=$(awk -v want="$codename" '
+        /^[[:space:]]*#/ { next }
+        $1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/) { if ($(i + 1) == want) { print $i; exit } break } }
+        /^URIs:/ { uris = $2 }
+        /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == want && uris != "") { print uris; exit } }
+        /^[[:space:]]*$/ { uris = "" }
+    ' "${files[@]}" 2>/dev/null)
+    [[ -n $uri ]] || die "no apt source of the host names the Debian archive for $codename"
+    echo "$uri"
+}
+
 # busybox_fetch: the verified release tarball at $busybox_tarball, fetched when missing.
 busybox_fetch() {
     local apt_dir="$busybox_dir/apt" got
@@ -174,8 +199,8 @@ busybox_fetch() {
     log "fetching the busybox $busybox_version source from Debian's $busybox_suite"
     rm -rf "$apt_dir"
     mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/src"
-    printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian %s main\n' \
-        "$busybox_suite" >"$apt_dir/sources.list"
+    printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+        "$(debian_archive)" "$busybox_suite" >"$apt_dir/sources.list"
     local apt_opts=(-qq -o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
         -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root)
     apt-get "${apt_opts[@]}" update >&2 || die "apt-get update of Debian's $busybox_suite sources failed"
