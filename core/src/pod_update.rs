@@ -1,5 +1,6 @@
 //! Which changes of a running pod its pod actor must hear of: what the pod's containers,
-//! volumes and deadline are made from (its spec, labels and annotations), as upstream's pod
+//! volumes and deadline are made from (its spec — ephemeral containers added through their
+//! subresource among it — labels and annotations), as upstream's pod
 //! config tells an update from a mere status change, and the conditions of its readiness gates
 //! (set by other clients through the status subresource), which decide its `Ready` (as
 //! upstream reconciles a pod's readiness). Other status writes — sergeant's own, which bump the
@@ -128,6 +129,19 @@ mod tests {
         };
         assert!(edited(&with_condition("example.com/feature-1", "True")));
         assert!(!edited(&with_condition("Ready", "True")));
+    }
+
+    #[test]
+    fn an_ephemeral_container_added_through_its_subresource_is_a_change() {
+        use k8s_openapi::api::core::v1::EphemeralContainer;
+        assert!(differs(|p| {
+            p.metadata.generation = Some(2);
+            p.spec.as_mut().unwrap().ephemeral_containers = Some(vec![EphemeralContainer {
+                name: "debugger".to_owned(),
+                image: Some("busybox".to_owned()),
+                ..EphemeralContainer::default()
+            }]);
+        }));
     }
 
     #[test]

@@ -20,8 +20,11 @@
 //! - when no regular container runs or will run, the pod is done and killed (its sidecars too);
 //! - a container that exited with a code its `RestartAllContainers` rule matches resets the
 //!   pod in place: every container is taken out of the runtime, and the pod starts again in
-//!   the same sandbox from its first init container ([`reset`]).
+//!   the same sandbox from its first init container ([`reset`]);
+//! - an ephemeral container starts once in the ready sandbox, in its target's process
+//!   namespace when it names one, and never again whatever becomes of it ([`ephemeral`]).
 
+mod ephemeral;
 mod init;
 mod regular;
 mod reset;
@@ -134,6 +137,9 @@ pub struct ContainerStart {
     pub restart_count: u32,
     /// When it restarts a container that exited: the back-off is to record this restart.
     pub after_exit: Option<Restart>,
+    /// The runtime ID of the container whose process namespace it joins: an ephemeral
+    /// container's `targetContainerName`, found in the sandbox it starts in.
+    pub pid_target: Option<String>,
 }
 
 /// A restart of a container that exited, for its back-off.
@@ -221,6 +227,9 @@ pub fn plan(input: &PlanInput<'_>) -> PodActions {
             }
             if init::plan(input, &id, &mut actions) == init::Phase::Done {
                 regular::plan(input, &id, &mut actions);
+            }
+            if !actions.kill_pod {
+                ephemeral::plan(input, &id, &mut actions);
             }
         }
         sandbox::Decision::Create(create) => sandbox::plan_fresh(input, create, &mut actions),

@@ -98,6 +98,7 @@ pub(super) fn start_or_wait(
         kind,
         restart_count,
         after_exit,
+        pid_target: None,
     });
 }
 
@@ -115,7 +116,7 @@ pub(super) fn kill(
 ) {
     let name = &container.name;
     let kind_word = match kind {
-        ContainerKind::Regular => "Container",
+        ContainerKind::Regular | ContainerKind::Ephemeral => "Container",
         ContainerKind::Init | ContainerKind::Sidecar => "Init container",
     };
     let what = format!("{kind_word} {name}");

@@ -1063,3 +1063,6 @@ fn a_settled_pod_plans_nothing() {
 
 #[path = "reset_tests.rs"]
 mod reset;
+
+#[path = "ephemeral_tests.rs"]
+mod ephemeral;

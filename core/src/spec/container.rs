@@ -266,17 +266,26 @@ fn annotations(
     ])
 }
 
-/// `spec.containers[i]` or `spec.initContainers[i]` for the container, found by name in the
-/// list its kind belongs to.
+/// `spec.containers[i]`, `spec.initContainers[i]` or `spec.ephemeralContainers[i]` for the
+/// container, found by name in the list its kind belongs to.
 fn container_field(spec: &PodSpec, container: &Container, kind: ContainerKind) -> String {
-    let (list_name, list) = match kind {
-        ContainerKind::Regular => ("containers", spec.containers.as_slice()),
-        ContainerKind::Init | ContainerKind::Sidecar => (
-            "initContainers",
-            spec.init_containers.as_deref().unwrap_or_default(),
-        ),
+    let names: Vec<&str> = match kind {
+        ContainerKind::Regular => spec.containers.iter().map(|c| c.name.as_str()).collect(),
+        ContainerKind::Init | ContainerKind::Sidecar => {
+            let list = spec.init_containers.iter().flatten();
+            list.map(|c| c.name.as_str()).collect()
+        }
+        ContainerKind::Ephemeral => {
+            let list = spec.ephemeral_containers.iter().flatten();
+            list.map(|c| c.name.as_str()).collect()
+        }
     };
-    match list.iter().position(|c| c.name == container.name) {
+    let list_name = match kind {
+        ContainerKind::Regular => "containers",
+        ContainerKind::Init | ContainerKind::Sidecar => "initContainers",
+        ContainerKind::Ephemeral => "ephemeralContainers",
+    };
+    match names.iter().position(|name| *name == container.name) {
         Some(index) => format!("spec.{list_name}[{index}]"),
         None => format!("spec.{list_name}[name={}]", container.name),
     }

@@ -37,6 +37,7 @@ mod resources;
 mod sandbox;
 mod security;
 mod service_env;
+mod target;
 pub mod windows;
 
 pub use cgroup::{
@@ -61,6 +62,7 @@ pub use resources::container_resources;
 pub use sandbox::sandbox_config;
 pub use security::ImageUser;
 pub use service_env::{linked_services, LinkedPort, LinkedService};
+pub use target::join_target_pid_namespace;
 
 pub use env::{field_value, EnvSources};
 pub use error::io_reason;

@@ -54,7 +54,7 @@ pub(super) fn not_initialized(init: &[(Kind, ContainerStatus)]) -> Vec<&str> {
             };
             match kind {
                 Kind::Init => exit(&status.state) != Some(0),
-                Kind::Sidecar | Kind::Regular => {
+                Kind::Sidecar | Kind::Regular | Kind::Ephemeral => {
                     let ran_before =
                         exit(&status.state).is_some() || exit(&status.last_state).is_some();
                     status.started != Some(true) && !ran_before

@@ -29,6 +29,9 @@ pub(super) enum Kind {
     Sidecar,
     /// A container of `spec.containers`.
     Regular,
+    /// A container of `spec.ephemeralContainers`: never ready and never probed, so its status
+    /// says nothing of either (upstream's prober leaves `started` unset for it).
+    Ephemeral,
 }
 
 impl Kind {
@@ -144,6 +147,7 @@ impl Builder<'_> {
             Kind::Sidecar | Kind::Regular => {
                 started && passed(&self.knowledge.ready, spec.readiness_probe.is_some())
             }
+            Kind::Ephemeral => false,
         };
         let resources = attempts.map(|a| {
             let id = self.container_id(a.latest);
@@ -160,7 +164,7 @@ impl Builder<'_> {
             last_state: Some(last_state),
             restart_count,
             ready,
-            started: Some(started),
+            started: (kind != Kind::Ephemeral).then_some(started),
             ..ContainerStatus::default()
         };
         if let Some(previous) = previous.filter(|_| attempts.is_some()) {

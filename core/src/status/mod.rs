@@ -3,7 +3,8 @@
 //! The pod actor calls [`compute`] after every sync and hands the result to the status manager.
 //! It is a pure function (the clock comes in through [`Knowledge::now`]), so the whole of the
 //! kubelet's status semantics is tested here without a runtime: container states and restart
-//! history ([`container`]), the pod phase ([`phase`]), the conditions ([`conditions`]) and the
+//! history ([`container`]; ephemeral containers' too, which count for neither the phase nor
+//! readiness), the pod phase ([`phase`]), the conditions ([`conditions`]) and the
 //! addresses ([`network`]); and what the status manager writes over the API server's copy
 //! ([`merge`]). The QoS class comes from [`crate::spec::qos_class`].
 
@@ -32,6 +33,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use self::container::{Builder, Kind};
+use crate::kind::{ephemeral_as_container, ephemeral_containers};
 use crate::restart::RestartGates;
 use crate::spec::PodCgroupResources;
 
@@ -152,11 +154,18 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
 
     let attempts = runtime::index(&observed.containers);
     let init_specs = spec.init_containers.as_deref().unwrap_or_default();
-    let any_running = init_specs.iter().chain(&spec.containers).any(|c| {
-        attempts
-            .get(c.name.as_str())
-            .is_some_and(|a| a.is_running())
-    });
+    let ephemeral_specs: Vec<Container> = ephemeral_containers(pod)
+        .map(ephemeral_as_container)
+        .collect();
+    let any_running = init_specs
+        .iter()
+        .chain(&spec.containers)
+        .chain(&ephemeral_specs)
+        .any(|c| {
+            attempts
+                .get(c.name.as_str())
+                .is_some_and(|a| a.is_running())
+        });
     let builder = Builder {
         knowledge,
         runtime_name: if observed.runtime_name.is_empty() {
@@ -168,6 +177,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .init_container_statuses
             .iter()
             .chain(&previous.container_statuses)
+            .chain(&previous.ephemeral_container_statuses)
             .flatten()
             .collect(),
         terminal: (knowledge.terminating || knowledge.failure.is_some()) && !any_running,
@@ -194,6 +204,10 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
         .containers
         .iter()
         .map(|c| build(c, Kind::Regular, regular_default))
+        .collect();
+    let ephemeral: Vec<ContainerStatus> = ephemeral_specs
+        .iter()
+        .map(|c| build(c, Kind::Ephemeral, regular_default))
         .collect();
 
     let phase = if knowledge.failure.is_some() {
@@ -250,6 +264,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
         init_container_statuses: (!init.is_empty())
             .then(|| init.into_iter().map(|(_, status)| status).collect()),
         container_statuses: Some(regular),
+        ephemeral_container_statuses: (!ephemeral.is_empty()).then_some(ephemeral),
         allocated_resources: resources::pod_allocated(pod),
         resources: Some(resources::pod_resources(
             pod,
@@ -271,3 +286,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
 #[cfg(test)]
 #[path = "compute_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "ephemeral_tests.rs"]
+mod ephemeral_tests;
