@@ -2,7 +2,7 @@
 //! `event-recorder` that never blocks (a full queue drops the event and counts it), and
 //! [`PodEvents`], the same bound to one pod so callers only say what happened.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -74,12 +74,14 @@ impl EventSink {
     /// This sink bound to `pod`.
     #[must_use]
     pub fn for_pod(&self, pod: &Pod) -> PodEvents {
-        let init = pod
-            .spec
-            .iter()
+        let spec = pod.spec.iter();
+        let init = spec
+            .clone()
             .flat_map(|s| s.init_containers.iter().flatten())
-            .map(|c| c.name.clone())
-            .collect();
+            .map(|c| (c.name.clone(), "initContainers"));
+        let ephemeral = spec
+            .flat_map(|s| s.ephemeral_containers.iter().flatten())
+            .map(|c| (c.name.clone(), "ephemeralContainers"));
         PodEvents {
             sink: self.clone(),
             pod: Involved {
@@ -93,7 +95,7 @@ impl EventSink {
                 uid: pod.metadata.uid.clone().unwrap_or_default(),
                 field_path: None,
             },
-            init: Arc::new(init),
+            lists: Arc::new(init.chain(ephemeral).collect()),
         }
     }
 }
@@ -103,8 +105,9 @@ impl EventSink {
 pub struct PodEvents {
     sink: EventSink,
     pod: Involved,
-    /// The names of the init containers, whose field path differs.
-    init: Arc<BTreeSet<String>>,
+    /// The spec list of each init and ephemeral container, by name: their field paths name
+    /// it (the others are in `containers`).
+    lists: Arc<BTreeMap<String, &'static str>>,
 }
 
 impl PodEvents {
@@ -116,11 +119,7 @@ impl PodEvents {
         reason: &'static str,
         message: String,
     ) {
-        let list = if self.init.contains(container) {
-            "initContainers"
-        } else {
-            "containers"
-        };
+        let list = self.lists.get(container).copied().unwrap_or("containers");
         let object = Involved {
             field_path: Some(format!("spec.{list}{{{container}}}")),
             ..self.pod.clone()
@@ -158,7 +157,7 @@ impl PodEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sergeant_messages::pods::core::{Container, PodSpec};
+    use sergeant_messages::pods::core::{Container, EphemeralContainer, PodSpec};
 
     fn pod() -> Pod {
         let container = |name: &str| Container {
@@ -171,6 +170,10 @@ mod tests {
         pod.spec = Some(PodSpec {
             init_containers: Some(vec![container("setup")]),
             containers: vec![container("app")],
+            ephemeral_containers: Some(vec![EphemeralContainer {
+                name: "debug".to_owned(),
+                ..EphemeralContainer::default()
+            }]),
             ..PodSpec::default()
         });
         pod
@@ -198,6 +201,12 @@ mod tests {
         assert_eq!(
             third.object.field_path.as_deref(),
             Some("spec.containers{app}")
+        );
+        events.container("debug", EventType::Normal, "Started", "four".to_owned());
+        let fourth = inbox.recv().await.unwrap();
+        assert_eq!(
+            fourth.object.field_path.as_deref(),
+            Some("spec.ephemeralContainers{debug}")
         );
     }
 }

@@ -16,7 +16,7 @@ use super::look::{Progress, RuntimeChanges};
 use super::sandbox::{existing_sandbox, PodSetup, SandboxTarget};
 use super::start::{start_container, NotStarted, StartRequest};
 use super::sync::{uid, SyncInput};
-use sergeant_core::kind::all_containers;
+use sergeant_core::kind::{all_containers, container_named};
 use sergeant_core::plan::{
     ContainerKill, ContainerReset, ContainerStart, PodActions, SandboxCreate,
 };
@@ -233,9 +233,7 @@ async fn start_one(
     start: &ContainerStart,
     progress: &mut Progress,
 ) -> Result<bool, Stopped> {
-    let Some(container) = all_containers(&input.pod)
-        .find(|(c, _)| c.name == start.name)
-        .map(|(c, _)| c.clone())
+    let Some(container) = container_named(&input.pod, &start.name).map(|(c, _)| c.into_owned())
     else {
         return Ok(true);
     };
@@ -251,6 +249,7 @@ async fn start_one(
         sandbox_id: target.id.clone(),
         sandbox_config: target.config.clone(),
         restart_count: start.restart_count,
+        pid_target: start.pid_target.clone(),
         pod_ips: target.pod_ips.clone(),
         objects: Arc::clone(&setup.objects),
     };

@@ -36,7 +36,7 @@ pub struct StartRequest {
     pub pod: Arc<Pod>,
     /// Its spec.
     pub container: Container,
-    /// Init, sidecar or regular.
+    /// Init, sidecar, regular or ephemeral.
     pub kind: ContainerKind,
     /// The sandbox it joins.
     pub sandbox_id: String,
@@ -44,6 +44,9 @@ pub struct StartRequest {
     pub sandbox_config: cri::PodSandboxConfig,
     /// How many times it was restarted before.
     pub restart_count: u32,
+    /// The runtime ID of the container whose process namespace it joins (an ephemeral
+    /// container's target), as the plan found it.
+    pub pid_target: Option<String>,
     /// The sandbox's IPs, primary first: `status.podIP` references in the environment read the
     /// first, the managed `/etc/hosts` maps all of them to the pod's name.
     pub pod_ips: Vec<String>,
@@ -154,7 +157,7 @@ pub async fn start_container(
     files.map_err(NotStarted::Config)?;
     spec::check_image_user(&request.pod, &request.container, request.kind, &image.user)
         .map_err(|e| NotStarted::Config(e.to_string()))?;
-    let setup = spec::container_config(
+    let mut setup = spec::container_config(
         &request.pod,
         &request.container,
         request.kind,
@@ -166,6 +169,9 @@ pub async fn start_container(
         &image,
     )
     .map_err(|e| NotStarted::Config(e.to_string()))?;
+    if let Some(target) = &request.pid_target {
+        spec::join_target_pid_namespace(&mut setup.config, target);
+    }
     bind_sub_paths(setup.sub_paths)
         .await
         .map_err(NotStarted::Config)?;

@@ -26,6 +26,7 @@ use sergeant_core::admission::{
 };
 use sergeant_core::allocatable::NodeResources;
 use sergeant_core::eviction;
+use sergeant_core::kind::ephemeral_containers;
 use sergeant_core::labels;
 use sergeant_core::node_status::facts::RuntimeHealth;
 use sergeant_core::pod_update::changed;
@@ -435,13 +436,17 @@ impl PodManager {
     }
 
     fn show_status(&self) {
-        let terminating = self
-            .deps
-            .assignments
-            .borrow()
-            .values()
-            .filter(|a| a.terminating.is_some())
-            .count();
+        let (terminating, ephemeral) = {
+            let assigned = self.deps.assignments.borrow();
+            let terminating = assigned
+                .values()
+                .filter(|a| a.terminating.is_some())
+                .count();
+            let pods = assigned.values().filter_map(|a| a.pod.as_deref());
+            let ephemeral: usize = pods.map(|p| ephemeral_containers(p).count()).sum();
+            (terminating, ephemeral)
+        };
+        metrics::gauge!("kubelet_managed_ephemeral_containers").set(ephemeral as f64);
         self.env.set_status(format!(
             "{} pod actors ({terminating} terminating, {} given up), {} rejected",
             self.workers.len(),
@@ -491,6 +496,10 @@ impl Actor for PodManager {
         metrics::describe_gauge!(
             "kubelet_running_pods",
             "Number of pods that have a running pod sandbox."
+        );
+        metrics::describe_gauge!(
+            "kubelet_managed_ephemeral_containers",
+            "Current number of ephemeral containers in pods managed by this kubelet."
         );
         metrics::describe_histogram!(
             "kubelet_pod_start_duration_seconds",

@@ -8,6 +8,7 @@ use sergeant_messages::pods::core::{Container, ContainerStatus, Pod};
 
 use crate::ServerDeps;
 use sergeant_actors::pod_manager::ListPods;
+use sergeant_core::kind::container_named;
 
 /// A request's failure: the status and the message.
 pub type Failure = (StatusCode, String);
@@ -46,7 +47,8 @@ pub async fn find_pod(deps: &ServerDeps, namespace: &str, name: &str) -> Result<
         })
 }
 
-/// Finds `namespace/name`'s container `container`.
+/// Finds `namespace/name`'s container `container`, of any kind (an ephemeral container too:
+/// `kubectl debug` attaches to one, logs and exec name it).
 ///
 /// # Errors
 /// 404 for an unknown pod or container, 503 when the pod manager cannot be asked.
@@ -57,13 +59,8 @@ pub async fn find(
     container: &str,
 ) -> Result<NamedContainer, Failure> {
     let pod = find_pod(deps, namespace, name).await?;
-    let spec = pod.spec.as_ref().and_then(|s| {
-        s.containers
-            .iter()
-            .chain(s.init_containers.iter().flatten())
-            .find(|c| c.name == container)
-    });
-    let Some(spec) = spec.cloned() else {
+    let spec = container_named(&pod, container).map(|(c, _)| c.into_owned());
+    let Some(spec) = spec else {
         return Err((
             StatusCode::NOT_FOUND,
             format!("container {container:?} is not valid for pod {name:?}"),
@@ -73,6 +70,7 @@ pub async fn find(
         s.container_statuses
             .iter()
             .chain(s.init_container_statuses.iter())
+            .chain(s.ephemeral_container_statuses.iter())
             .flatten()
             .find(|c| c.name == container)
             .cloned()
