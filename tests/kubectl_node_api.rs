@@ -16,19 +16,13 @@ use std::time::Duration;
 
 use common::managed::{Managed, DEADLINE, HTTPD};
 use common::node::{container, phase, SHELL};
-use common::{free_port, wait_for, TestConfig};
+use common::{free_port, wait_for};
 
 /// A managed node the API server can reach: its kubelet API listens on every address and the
 /// node reports the address of its default route (the API server refuses to proxy to
 /// loopback), trusting the cluster CA for the API server's client certificate.
 fn node(tag: &str) -> Managed {
-    let cluster = common::cluster::Cluster::from_env();
-    let mut config = TestConfig::new().kubelet(&format!(
-        "authentication:\n  x509:\n    clientCAFile: {}\n",
-        cluster.ca_cert().display()
-    ));
-    config.address = "0.0.0.0".to_owned();
-    Managed::start_with(&format!("kapi-{tag}"), &[], config, &[])
+    Managed::reachable(&format!("kapi-{tag}"), &[], "")
 }
 
 fn kubectl(node: &Managed, args: &[&str]) -> String {

@@ -13,22 +13,15 @@
 
 mod common;
 
-use common::cluster::Cluster;
 use common::managed::{Managed, DEADLINE};
 use common::node::{container, phase, SHELL};
-use common::{wait_for, TestConfig};
+use common::wait_for;
 use serde_json::Value;
 
 /// A managed node named `dapi-<tag>` without `--node-ip`, whose kubelet API the API server
 /// can reach (for `kubectl logs`).
 fn node(tag: &str) -> Managed {
-    let cluster = Cluster::from_env();
-    let mut config = TestConfig::new().kubelet(&format!(
-        "authentication:\n  x509:\n    clientCAFile: {}\n",
-        cluster.ca_cert().display()
-    ));
-    config.address = "0.0.0.0".to_owned();
-    Managed::start_with(&format!("dapi-{tag}"), &[], config, &[])
+    Managed::reachable(&format!("dapi-{tag}"), &[], "")
 }
 
 /// The first line pod `name` printed.

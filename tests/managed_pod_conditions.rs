@@ -17,7 +17,7 @@ mod common;
 
 use common::managed::Managed;
 use common::node::{phase, SHELL};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// `(status, reason, message)` of the pod's condition `type_`, empty strings when absent.
 fn condition(pod: &Value, type_: &str) -> (String, String, String) {
@@ -96,20 +96,9 @@ fn a_running_pod_is_ready_only_once_its_readiness_gates_conditions_are_true() {
     // Another client (a load balancer controller, say) sets the gates' conditions through the
     // status subresource: the pod is Ready once both are true, and not before.
     let set_gate = |gate: &str| {
-        let patch =
-            format!(r#"{{"status":{{"conditions":[{{"type":"{gate}","status":"True"}}]}}}}"#);
-        let (ok, out) = node.cluster.kubectl(&[
-            "patch",
-            "pod",
-            "gated",
-            "-n",
-            "default",
-            "--subresource=status",
-            "--type=strategic",
-            "-p",
-            &patch,
-        ]);
-        assert!(ok, "status patch of {gate}: {out}");
+        let condition = json!({"type": gate, "status": "True"});
+        let patch = json!({"status": {"conditions": [condition]}});
+        node.patch_subresource("gated", "status", &patch);
     };
     set_gate("example.com/first");
     let pod = node.wait_pod("gated", "Ready waiting on the second gate only", |p| {

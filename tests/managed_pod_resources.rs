@@ -103,24 +103,6 @@ fn applied(pod: &Value, name: &str) -> (Value, i64, String) {
     )
 }
 
-/// Resizes pod `name` through the `resize` subresource, as `kubectl` and the e2e suite do.
-fn resize(node: &Managed, name: &str, patch: &Value) {
-    let (ok, out) = node.cluster.kubectl(&[
-        "patch",
-        "pod",
-        name,
-        "-n",
-        "default",
-        "--subresource",
-        "resize",
-        "--type",
-        "strategic",
-        "-p",
-        &patch.to_string(),
-    ]);
-    assert!(ok, "kubectl patch --subresource resize: {out}");
-}
-
 /// A pod resized through the `resize` subresource: the container whose `resizePolicy` is
 /// `NotRequired` keeps running (same ID, no restart) with its cgroup updated in place, the
 /// one whose memory policy is `RestartContainer` is restarted once with its new memory
@@ -158,9 +140,9 @@ fn a_resize_is_applied_in_place_or_by_restart_as_the_resize_policy_says() {
 
     let grown = json!({"requests": {"cpu": "200m", "memory": "128Mi"},
                        "limits": {"cpu": "200m", "memory": "128Mi"}});
-    resize(
-        &node,
+    node.patch_subresource(
         "resized",
+        "resize",
         &json!({"spec": {"containers": [
             {"name": "inplace", "resources": grown},
             {"name": "restarted", "resources": grown},
@@ -253,9 +235,9 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
             .and_then(|all| all.iter().find(|c| c["type"] == "PodResizeInProgress"))
             .cloned()
     };
-    resize(
-        &node,
+    node.patch_subresource(
         "filled",
+        "resize",
         &json!({"spec": {"containers": [{"name": "main", "resources": limits("10Mi")}]}}),
     );
     let refused = node.wait_pod("filled", "the resize refused", |p| {
@@ -281,9 +263,9 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
          no cgroup shows, as upstream): {refused}"
     );
 
-    resize(
-        &node,
+    node.patch_subresource(
         "filled",
+        "resize",
         &json!({"spec": {"containers": [{"name": "main", "resources": limits("64Mi")}]}}),
     );
     let settled = node.wait_pod("filled", "the condition cleared", |p| {

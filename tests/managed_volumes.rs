@@ -16,7 +16,7 @@ mod common;
 use common::cluster::Cluster;
 use common::managed::{Managed, DEADLINE};
 use common::node::{container, phase, SHELL};
-use common::{wait_for, TestConfig};
+use common::wait_for;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -27,15 +27,9 @@ fn node(tag: &str) -> Managed {
 
 /// [`node`] with environment `env`.
 fn node_with(tag: &str, env: &[(&str, &str)]) -> Managed {
-    let cluster = Cluster::from_env();
     // A config map update reaches mounted files at the next resync: 10 s keeps the wait short
     // (the upstream default, 1m, plus jitter would exceed the deadline).
-    let mut config = TestConfig::new().kubelet(&format!(
-        "syncFrequency: 10s\nauthentication:\n  x509:\n    clientCAFile: {}\n",
-        cluster.ca_cert().display()
-    ));
-    config.address = "0.0.0.0".to_owned();
-    Managed::start_with(&format!("vol-{tag}"), env, config, &[])
+    Managed::reachable(&format!("vol-{tag}"), env, "syncFrequency: 10s\n")
 }
 
 /// Creates pod `name` running `sleep` in container `main`; like every test pod it keeps the

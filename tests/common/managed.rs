@@ -45,6 +45,20 @@ impl Managed {
         Self::start_with(&format!("pods-{tag}"), env, TestConfig::new(), &[])
     }
 
+    /// A node named `node` with environment `env` whose kubelet API the API server can reach
+    /// (for `kubectl logs`, `exec`, `attach`): it listens on every address and trusts the
+    /// cluster CA for the API server's client certificate. `kubelet_extra` adds configuration
+    /// lines.
+    pub fn reachable(node: &str, env: &[(&str, &str)], kubelet_extra: &str) -> Self {
+        let ca = Cluster::from_env().ca_cert();
+        let mut config = TestConfig::new().kubelet(&format!(
+            "{kubelet_extra}authentication:\n  x509:\n    clientCAFile: {}\n",
+            ca.display()
+        ));
+        config.address = "0.0.0.0".to_owned();
+        Self::start_with(node, env, config, &[])
+    }
+
     /// A node named `node` with environment `env`, configuration `config` (the runtime
     /// endpoint is added) and `extra_args` on its command line.
     pub fn start_with(
@@ -123,6 +137,25 @@ impl Managed {
         ));
         let pod = self.pod(name).expect("the pod was created");
         pod["metadata"]["uid"].as_str().expect("a UID").to_owned()
+    }
+
+    /// Patches pod `name` through its subresource `subresource` (`status`, `resize`,
+    /// `ephemeralcontainers`) with the strategic merge patch `patch`, as kubectl and the e2e
+    /// suite do; the API server must take it.
+    pub fn patch_subresource(&self, name: &str, subresource: &str, patch: &Value) {
+        let patch = patch.to_string();
+        let (ok, out) = self.cluster.kubectl(&[
+            "patch",
+            "pod",
+            name,
+            "-n",
+            "default",
+            &format!("--subresource={subresource}"),
+            "--type=strategic",
+            "-p",
+            &patch,
+        ]);
+        assert!(ok, "the {subresource} subresource took {patch}: {out}");
     }
 
     /// The API server's copy of pod `name`.
