@@ -441,6 +441,21 @@ spec:
     }
 
     #[test]
+    fn a_static_pod_cannot_have_ephemeral_containers() {
+        // Upstream's file source refuses them too (ValidatePodCreate: they are only ever added
+        // to a running API pod through the ephemeralcontainers subresource).
+        let text = format!("{GOOD}  ephemeralContainers:\n  - name: debug\n    image: busybox\n");
+        assert_eq!(
+            one(&text),
+            (
+                25,
+                "spec.ephemeralContainers".into(),
+                "may not be set in a static pod manifest".into()
+            )
+        );
+    }
+
+    #[test]
     fn duplicate_container_name_across_init_and_regular() {
         let text = GOOD.replace("  - name: nginx", "  - name: setup");
         assert_eq!(
