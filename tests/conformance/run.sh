@@ -90,6 +90,7 @@ FAST_SPECS=(
     # `sh -c env`: they guard that image as much as sergeant (README.md, "Images").
     '\[sig-node\] ConfigMap should be consumable via the environment'
     '\[sig-node\] Secrets should be consumable via the environment'
+    'Ephemeral Containers will start an ephemeral container in an existing pod'
 )
 
 focus='\[NodeConformance\]'
