@@ -58,11 +58,6 @@ const WINDOW: Duration = Duration::from_secs(120);
 const PODS_DEADLINE: Duration = Duration::from_secs(300);
 /// How long an agent may take to get its Node Ready.
 const READY_DEADLINE: Duration = Duration::from_secs(120);
-/// Every request of a node identity, logged once, when received.
-const AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1\nkind: Policy\n\
-    omitStages: [ResponseStarted, ResponseComplete, Panic]\nrules:\n\
-    - level: Metadata\n  userGroups: [\"system:nodes\"]\n- level: None\n";
-
 /// The audit events of user `system:node:<node>` received in `[from, to)`, counted by
 /// "verb resource[/subresource]".
 fn requests_in(
@@ -221,17 +216,7 @@ fn round(
 fn main() {
     let cluster = Cluster::from_env();
     let scratch = tempfile::tempdir().expect("a temporary directory");
-    let policy = scratch.path().join("audit-policy.yaml");
-    fs::write(&policy, AUDIT_POLICY).expect("audit policy written");
-    let audit_log = scratch.path().join("audit.log");
-    let apiserver = PrivateApiserver::start(
-        &cluster,
-        &format!(
-            "--audit-policy-file={} --audit-log-path={} --audit-log-format=json --audit-log-mode=blocking",
-            policy.display(),
-            audit_log.display()
-        ),
-    );
+    let (apiserver, audit_log) = PrivateApiserver::start_node_audited(&cluster, scratch.path());
     let report = json!({
         "benchmark": "managed_idle_api",
         "runtime": cri_endpoint(),

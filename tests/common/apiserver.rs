@@ -4,7 +4,7 @@
 //! that need one with flags of their own (an audit log).
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,12 @@ use super::free_port;
 
 /// How long a kube-apiserver may take to start or to shut down.
 pub const APISERVER_DEADLINE: Duration = Duration::from_secs(60);
+
+/// An audit policy that logs every request of a node identity once, when received, with its
+/// URI and verb: what a node agent's use of the API server is counted and checked by.
+const NODE_AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1\nkind: Policy\n\
+    omitStages: [ResponseStarted, ResponseComplete, Panic]\nrules:\n\
+    - level: Metadata\n  userGroups: [\"system:nodes\"]\n- level: None\n";
 
 /// A kube-apiserver of the shared control plane, on a port of its own, that a test may stop
 /// and start. It is killed when dropped, however the test ends.
@@ -44,6 +50,24 @@ impl PrivateApiserver {
             .launch(cluster)
             .unwrap_or_else(|e| panic!("the private kube-apiserver: {e}"));
         server
+    }
+
+    /// [`PrivateApiserver::start`] with an audit log (JSON, one event per line, written as each
+    /// request is received) of every request a node identity makes, at `dir/audit.log`, whose
+    /// path comes back too.
+    pub fn start_node_audited(cluster: &Cluster, dir: &Path) -> (Self, PathBuf) {
+        let policy = dir.join("audit-policy.yaml");
+        fs::write(&policy, NODE_AUDIT_POLICY).expect("audit policy written");
+        let audit_log = dir.join("audit.log");
+        let server = Self::start(
+            cluster,
+            &format!(
+                "--audit-policy-file={} --audit-log-path={} --audit-log-format=json --audit-log-mode=blocking",
+                policy.display(),
+                audit_log.display()
+            ),
+        );
+        (server, audit_log)
     }
 
     /// Where it serves.

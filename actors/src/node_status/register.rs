@@ -3,20 +3,24 @@
 //! passed.
 
 use k8s_openapi::api::core::v1::{Node, NodeStatus};
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{GetParams, Patch, PatchParams, PostParams};
 use kube::Api;
 
 use super::error::{api_status, ApiCallError};
 
-/// The Node named `name`, or `None` when it does not exist.
+/// The Node named `name` as the API server's watch cache holds it (`resourceVersion=0`), or
+/// `None` when it does not exist. Upstream's kubelet reads it so for each status update: no
+/// quorum read of etcd every round; the status patch that may follow merges without a version,
+/// and a create that finds the Node there after all merges into it ([`register`]).
 ///
 /// # Errors
 /// [`ApiCallError`] when the API server cannot be reached or refuses the read.
 pub async fn get(nodes: &Api<Node>, name: &str) -> Result<Option<Node>, ApiCallError> {
-    nodes
-        .get_opt(name)
-        .await
-        .map_err(ApiCallError::of("get", &format!("node/{name}")))
+    match nodes.get_with(name, &GetParams::any()).await {
+        Ok(node) => Ok(Some(node)),
+        Err(err) if api_status(&err, kube::core::Status::is_not_found) => Ok(None),
+        Err(err) => Err(ApiCallError::of("get", &format!("node/{name}"))(err)),
+    }
 }
 
 /// Creates `node`; when it exists already (another incarnation registered it, or a create
