@@ -550,6 +550,15 @@ fn pods_the_node_cannot_be_are_failed_with_the_upstream_reasons() {
         )
     );
     assert_eq!(failed("windows").0, "PodOSNotSupported");
+    let (_, metrics) = node.agent.get("/metrics");
+    for reason in ["SysctlForbidden", "PodOSNotSupported"] {
+        assert!(
+            metrics.contains(&format!(
+                "kubelet_admission_rejections_total{{reason=\"{reason}\"}} 1"
+            )),
+            "{reason} counted once: {metrics}"
+        );
+    }
     if Runtime::connect().applies_strict_groups() {
         let strict = node.wait_pod("strict", "Succeeded", |p| phase(p) == "Succeeded");
         let main = container(&strict, "containerStatuses", "main");

@@ -186,6 +186,48 @@ pub fn admit_groups_policy(pod: &Pod, runtime_supports: bool) -> Result<(), Reje
 /// The `supplementalGroupsPolicy` that leaves out the image's groups.
 const STRICT_GROUPS: &str = "Strict";
 
+/// The reasons `kubelet_admission_rejections_total` counts by name, as upstream's kubelet does
+/// (the reasons of its own admission handlers): any other counts as `OutOfExtendedResources`
+/// when it is one (`OutOf<resource>`), else as `Other`, so the label stays bounded.
+const COUNTED_REASONS: &[&str] = &[
+    "AppArmor",
+    "PodOSSelectorNodeLabelDoesNotMatch",
+    "PodOSNotSupported",
+    "InvalidNodeInfo",
+    "InitContainerRestartPolicyForbidden",
+    "SupplementalGroupsPolicyNotSupported",
+    "UnexpectedAdmissionError",
+    "UnknownReason",
+    "UnexpectedPredicateFailureType",
+    "OutOfcpu",
+    "OutOfmemory",
+    "OutOfephemeral-storage",
+    "OutOfpods",
+    "PodLevelResourcesNotSupported",
+    "PodFeatureUnsupported",
+    "node(s) had taints that the pod didn't tolerate",
+    "Evicted",
+    "SysctlForbidden",
+    "TopologyAffinityError",
+    "NodeShutdown",
+    "VolumeAttachmentLimitExceeded",
+];
+
+impl Rejection {
+    /// The `reason` label of `kubelet_admission_rejections_total` this rejection counts under,
+    /// as upstream's kubelet labels it.
+    #[must_use]
+    pub fn metric_reason(&self) -> &str {
+        if COUNTED_REASONS.contains(&self.reason.as_str()) {
+            &self.reason
+        } else if self.reason.starts_with("OutOf") {
+            "OutOfExtendedResources"
+        } else {
+            "Other"
+        }
+    }
+}
+
 fn reject(reason: &str, message: String) -> Rejection {
     Rejection {
         reason: reason.to_owned(),
@@ -417,6 +459,15 @@ mod tests {
         let mut node = crate::testing::node(std::path::PathBuf::from("/r"));
         node.os = os;
         node
+    }
+
+    #[test]
+    fn rejections_are_counted_under_upstreams_bounded_reasons() {
+        let counted = |reason: &str| reject(reason, String::new()).metric_reason().to_owned();
+        assert_eq!(counted("SysctlForbidden"), "SysctlForbidden");
+        assert_eq!(counted("OutOfcpu"), "OutOfcpu");
+        assert_eq!(counted("OutOfexample.com/gpu"), "OutOfExtendedResources");
+        assert_eq!(counted("HostPortConflict"), "Other");
     }
 
     #[test]

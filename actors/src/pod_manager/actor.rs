@@ -271,6 +271,11 @@ impl PodManager {
 
     fn reject(&mut self, uid: &str, pod: &Arc<Pod>, rejection: &Rejection) {
         tracing::warn!(pod = %key_of(pod), reason = rejection.reason, "pod rejected: {}", rejection.message);
+        metrics::counter!(
+            "kubelet_admission_rejections_total",
+            "reason" => rejection.metric_reason().to_owned()
+        )
+        .increment(1);
         let rejected = Arc::new(report::rejected(pod, &rejection.reason, &rejection.message));
         self.forward(&key_of(pod), &rejected);
         self.rejected.insert(uid.to_owned(), rejected);
@@ -504,6 +509,10 @@ impl Actor for PodManager {
         metrics::describe_histogram!(
             "kubelet_pod_start_duration_seconds",
             "Duration from the pod actor first seeing a pod to all its containers running."
+        );
+        metrics::describe_counter!(
+            "kubelet_admission_rejections_total",
+            "Cumulative number pod admission rejections by the Kubelet."
         );
         metrics::describe_counter!(
             "sergeant_pod_syncs_interrupted_total",
