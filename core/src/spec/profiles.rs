@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::{
 
 use super::error::SpecError;
 use super::node::NodeContext;
+use crate::kind::{all_containers, ephemeral_containers};
 use crate::names::{descending_path_problem, quoted};
 
 /// The profile type that asks for the runtime's default profile.
@@ -213,23 +214,14 @@ pub fn annotation_profile(value: &str) -> Option<AppArmorProfile> {
 pub fn apparmor_requested(pod: &Pod) -> bool {
     let confining =
         |profile: Option<&AppArmorProfile>| profile.is_some_and(|p| p.type_ != UNCONFINED);
-    let Some(spec) = pod.spec.as_ref() else {
-        return false;
-    };
-    let pods = spec
-        .security_context
+    let pods = pod
+        .spec
         .as_ref()
+        .and_then(|spec| spec.security_context.as_ref())
         .and_then(|sc| sc.app_armor_profile.as_ref());
-    let containers = spec
-        .init_containers
-        .iter()
-        .flatten()
-        .chain(&spec.containers)
-        .filter_map(|c| c.security_context.as_ref()?.app_armor_profile.as_ref());
-    let ephemeral = spec
-        .ephemeral_containers
-        .iter()
-        .flatten()
+    let containers = all_containers(pod)
+        .filter_map(|(c, _)| c.security_context.as_ref()?.app_armor_profile.as_ref());
+    let ephemeral = ephemeral_containers(pod)
         .filter_map(|c| c.security_context.as_ref()?.app_armor_profile.as_ref());
     let annotated = pod
         .metadata

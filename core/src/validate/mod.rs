@@ -68,9 +68,7 @@ pub(crate) fn validate(
     match &pod.spec {
         Some(spec) => {
             check.spec(spec, origin);
-            if let Some(annotations) = &pod.metadata.annotations {
-                check.apparmor_annotations(annotations, spec);
-            }
+            check.apparmor_annotations(pod);
         }
         None => check.fail(&FieldPath::of(&["spec"]), "required: a pod needs a spec"),
     }

@@ -6,11 +6,10 @@
 //! value forms. Entry points: `Checks::profiles` (a pod's), `Checks::container_profiles` and
 //! `Checks::apparmor_annotations`.
 
-use std::collections::BTreeMap;
-
-use k8s_openapi::api::core::v1::{AppArmorProfile, PodSpec, SeccompProfile, SecurityContext};
+use k8s_openapi::api::core::v1::{AppArmorProfile, Pod, SeccompProfile, SecurityContext};
 
 use super::Checks;
+use crate::kind::{all_containers, ephemeral_containers};
 use crate::located::FieldPath;
 use crate::names::{descending_path_problem, quoted};
 use crate::spec::profiles::{
@@ -97,25 +96,15 @@ impl Checks<'_, '_> {
         localhost
     }
 
-    /// The deprecated per-container AppArmor annotations of a pod with `spec`.
-    pub(super) fn apparmor_annotations(
-        &mut self,
-        annotations: &BTreeMap<String, String>,
-        spec: &PodSpec,
-    ) {
+    /// The deprecated per-container AppArmor annotations of `pod`.
+    pub(super) fn apparmor_annotations(&mut self, pod: &Pod) {
+        let Some(annotations) = &pod.metadata.annotations else {
+            return;
+        };
         let path = FieldPath::of(&["metadata", "annotations"]);
-        let names: Vec<&str> = spec
-            .init_containers
-            .iter()
-            .flatten()
-            .chain(&spec.containers)
-            .map(|c| c.name.as_str())
-            .chain(
-                spec.ephemeral_containers
-                    .iter()
-                    .flatten()
-                    .map(|c| c.name.as_str()),
-            )
+        let names: Vec<&str> = all_containers(pod)
+            .map(|(c, _)| c.name.as_str())
+            .chain(ephemeral_containers(pod).map(|c| c.name.as_str()))
             .collect();
         for (key, value) in annotations {
             let Some(container) = key.strip_prefix(APPARMOR_ANNOTATION_PREFIX) else {
@@ -127,12 +116,13 @@ impl Checks<'_, '_> {
                     format!("names no container of the pod: {}", quoted(container)),
                 );
             }
-            let blank = annotation_profile(value).is_some_and(|profile| {
+            let named = annotation_profile(value).filter(|profile| {
                 profile
                     .localhost_profile
-                    .is_some_and(|name| name.trim().is_empty())
+                    .as_deref()
+                    .is_none_or(|name| !name.trim().is_empty())
             });
-            if annotation_profile(value).is_none() || blank {
+            if named.is_none() {
                 self.fail(
                     &path.key(key),
                     format!(
