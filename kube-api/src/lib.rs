@@ -4,7 +4,7 @@
 //! [`fetch_pod_objects`], config maps and secrets kept by the [`ObjectCache`] as
 //! `configMapAndSecretChangeDetectionStrategy` says), on one HTTP/2 connection (`transport`);
 //! without `--kubeconfig` sergeant is standalone and none of them run.
-//! [`node_pods`] is the watch of the node's pods. Retries against the API server are paced by
+//! [`node_pods`] is the watch of the node's pods; [`cached_node`] reads the node's Node. Retries against the API server are paced by
 //! one jittered, bounded back-off, [`RetryBackoff`]; reads the Node authorizer refuses for a
 //! moment after a pod is bound are retried before they count as failures (`forbidden`).
 //! Each watched pod object is decoded and checked alone ([`pod_object::convert`]) into a view
@@ -14,6 +14,7 @@
 mod backoff;
 mod client;
 mod forbidden;
+mod node;
 mod object_cache;
 pub mod pod_object;
 mod pod_objects;
@@ -26,6 +27,7 @@ mod watch;
 
 pub use backoff::RetryBackoff;
 pub use client::{client_from_kubeconfig, ApiClientError};
+pub use node::cached_node;
 pub use object_cache::{node_ttl, Fetched, ObjectCache, ObjectUser};
 pub use pod_objects::fetch_pod_objects;
 pub use pod_store::ApiStore;

@@ -1,9 +1,9 @@
 //! The mirror pod client's calls: the Node's UID (the owner of every mirror pod), creating a
 //! mirror pod, and deleting one by UID.
 
-use k8s_openapi::api::core::v1::Node;
-use kube::api::{DeleteParams, GetParams, PostParams, Preconditions};
+use kube::api::{DeleteParams, PostParams, Preconditions};
 use kube::{Api, Client};
+use sergeant_kube_api::cached_node;
 use sergeant_messages::pods::core::Pod;
 
 use sergeant_core::source::mirror_hash;
@@ -27,19 +27,19 @@ pub enum MirrorError {
     },
 }
 
-/// The UID of the Node `node`, read from the API server's watch cache (`resourceVersion=0`),
-/// as upstream's kubelet reads its Node: a Node the cache does not show yet is retried.
+/// The UID of the Node `node`, read from the API server's watch cache as upstream's kubelet
+/// reads its Node ([`cached_node`]): a Node the cache does not show yet is retried.
 ///
 /// # Errors
 /// [`MirrorError::NoNode`] before it is registered, [`MirrorError::Failed`] otherwise.
 pub async fn node_uid(client: Client, node: &str) -> Result<String, MirrorError> {
-    let nodes: Api<Node> = Api::all(client);
     let no_node = || MirrorError::NoNode {
         node: node.to_owned(),
     };
-    match nodes.get_with(node, &GetParams::any()).await {
-        Ok(found) => found.metadata.uid.ok_or_else(no_node),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Err(no_node()),
+    match cached_node(client, node).await {
+        Ok(found) => found
+            .and_then(|found| found.metadata.uid)
+            .ok_or_else(no_node),
         Err(error) => Err(MirrorError::Failed {
             what: format!("reading node {node}"),
             reason: error.to_string(),

@@ -3,24 +3,23 @@
 //! passed.
 
 use k8s_openapi::api::core::v1::{Node, NodeStatus};
-use kube::api::{GetParams, Patch, PatchParams, PostParams};
-use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use sergeant_kube_api::cached_node;
 
 use super::error::{api_status, ApiCallError};
 
-/// The Node named `name` as the API server's watch cache holds it (`resourceVersion=0`), or
-/// `None` when it does not exist. Upstream's kubelet reads it so for each status update: no
-/// quorum read of etcd every round; the status patch that may follow merges without a version,
-/// and a create that finds the Node there after all merges into it ([`register`]).
+/// The Node named `name`, or `None` when it does not exist, read from the API server's watch
+/// cache as upstream's kubelet reads it for each status update
+/// ([`sergeant_kube_api::cached_node`]): the status patch that may follow merges without a
+/// version, and a create that finds the Node there after all merges into it ([`register`]).
 ///
 /// # Errors
 /// [`ApiCallError`] when the API server cannot be reached or refuses the read.
-pub async fn get(nodes: &Api<Node>, name: &str) -> Result<Option<Node>, ApiCallError> {
-    match nodes.get_with(name, &GetParams::any()).await {
-        Ok(node) => Ok(Some(node)),
-        Err(err) if api_status(&err, kube::core::Status::is_not_found) => Ok(None),
-        Err(err) => Err(ApiCallError::of("get", &format!("node/{name}"))(err)),
-    }
+pub async fn get(client: Client, name: &str) -> Result<Option<Node>, ApiCallError> {
+    cached_node(client, name)
+        .await
+        .map_err(ApiCallError::of("get", &format!("node/{name}")))
 }
 
 /// Creates `node`; when it exists already (another incarnation registered it, or a create

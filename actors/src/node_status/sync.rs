@@ -93,7 +93,7 @@ pub async fn run(round: Round) -> Result<Outcome, ApiCallError> {
     let name = &round.facts.node_name;
     let kubelet = &round.config.kubelet;
     let now = Time(Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_default());
-    let (node, action) = match register::get(&nodes, name).await? {
+    let (node, action) = match register::get(round.client.clone(), name).await? {
         None => {
             let node = build::node(&round.facts, kubelet, &runtime, &now);
             (register::register(&nodes, &node).await?, Action::Registered)
