@@ -19,7 +19,7 @@ use clap::Parser;
 use sergeant_actors::{config_feed, tree};
 use sergeant_config::NodeConfig;
 use sergeant_kube_api::{client_from_kubeconfig, ApiRateLimit};
-use sergeant_supervisor::{metrics, start_root, RestartPolicy, RootExit};
+use sergeant_supervisor::{metrics, start_root, RestartPolicy, RootExit, TreeHealth};
 
 use crate::log_file::{LogFileError, LogFileSettings, RotatingFile};
 use crate::service::ServiceLink;
@@ -140,6 +140,7 @@ fn run(
             Some(path) => Some(client_from_kubeconfig(&path, api_limit).await?),
             None => None,
         };
+        let health = TreeHealth::new();
         let spec = tree::build(tree::TreeDeps {
             policy,
             config_path: cli.config.clone(),
@@ -151,8 +152,9 @@ fn run(
             node_name,
             api,
             server: sergeant_server::child_specs,
+            health: health.clone(),
         });
-        let root = start_root(&spec);
+        let root = start_root(&spec, &health);
         if let Some(link) = &service {
             link.report.running();
         }

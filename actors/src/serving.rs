@@ -8,7 +8,7 @@
 
 use metrics_exporter_prometheus::PrometheusHandle;
 use sergeant_messages::pods::SourceSnapshot;
-use sergeant_supervisor::{ChildRef, ChildSpec, Supervisor};
+use sergeant_supervisor::{ChildRef, ChildSpec, Supervisor, TreeHealth};
 use tokio::sync::watch;
 
 use crate::config_feed::ConfigState;
@@ -21,8 +21,10 @@ pub type ServerChildren = fn(&ServerDeps) -> Vec<ChildSpec>;
 /// What the server needs from the rest of the agent.
 #[derive(Clone)]
 pub struct ServerDeps {
-    /// The root supervisor, for `/debug/supervision` and `/healthz`.
+    /// The root supervisor, for `/debug/supervision`.
     pub root: ChildRef<Supervisor>,
+    /// What the supervisors publish of the tree and the main loop's heartbeat, for `/healthz`.
+    pub health: TreeHealth,
     /// The Prometheus recorder's handle, for `/metrics`.
     pub metrics: PrometheusHandle,
     /// The live configuration, for `/debug/config` and the listen addresses.

@@ -33,7 +33,7 @@ use crate::serving::{ServerChildren, ServerDeps};
 use crate::sources::{api_child_spec, StaticPodSource};
 use crate::status_manager::{self, StatusManager};
 use sergeant_kube_api::ObjectCache;
-use sergeant_supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor};
+use sergeant_supervisor::{ChildSpec, RestartPolicy, Slot, Supervisor, TreeHealth};
 
 /// Everything the tree is built from; `main` assembles it.
 pub struct TreeDeps {
@@ -57,6 +57,8 @@ pub struct TreeDeps {
     pub api: Option<kube::Client>,
     /// The listeners of the node's HTTP server, built once the children they read exist.
     pub server: ServerChildren,
+    /// Where the tree publishes its health for `/healthz`; `start_root` is given the same.
+    pub health: TreeHealth,
 }
 
 /// A role of the tree whose job is not built yet.
@@ -290,6 +292,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
 
     let server_deps = ServerDeps {
         root: root_slot.reference(policy.delivery_timeout),
+        health: deps.health.clone(),
         metrics: deps.metrics,
         config: deps.config.subscribe(),
         pods: manager_slot.reference(policy.delivery_timeout),

@@ -15,7 +15,7 @@ use sergeant_core::node_status::facts::RuntimeHealth;
 use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeRequest, RuntimeResponse};
 use sergeant_messages::runtime_error::RuntimeError;
 use sergeant_messages::supervision::Strategy;
-use sergeant_supervisor::{spawn_actor, start_root, ChildSpec, RestartPolicy, Slot};
+use sergeant_supervisor::{spawn_actor, start_root, ChildSpec, RestartPolicy, Slot, TreeHealth};
 use tokio::sync::watch;
 
 /// Counts concurrent pulls: `now` in flight, `max` ever.
@@ -90,13 +90,14 @@ fn most_concurrent_pulls(kubelet: &str) -> usize {
             RuntimeAdapter::new(env, factory.clone(), config.clone(), health)
         });
         let policy = RestartPolicy::default();
-        let root = start_root(&ChildSpec::supervisor(
+        let spec = ChildSpec::supervisor(
             "gate",
             Strategy::OneForOne,
             &policy,
             &Slot::new("gate"),
             vec![child],
-        ));
+        );
+        let root = start_root(&spec, &TreeHealth::new());
         let port = RuntimePort::new(slot.reference(Duration::from_secs(2)));
         let pulls = (0..5).map(|i| {
             let port = port.clone();

@@ -11,7 +11,9 @@
 mod api;
 mod exhausted;
 mod exposition;
+mod healthz;
 mod listener;
+mod own_thread;
 mod panics;
 mod routes;
 mod secure;
@@ -54,11 +56,13 @@ pub fn child_specs(deps: &ServerDeps) -> Vec<ChildSpec> {
 
 /// One listener: binds its address when it starts (failing, and so being restarted by its
 /// supervisor, when the address is taken) and serves it until it cannot go on, when it fails
-/// with the reason and is started again.
+/// with the reason and is started again. The healthz listener serves on a thread of its own
+/// ([`own_thread`]), which lives as long as the actor.
 pub struct Listener {
     env: ChildEnv,
     endpoints: Endpoints,
     deps: ServerDeps,
+    thread: Option<own_thread::OwnThread>,
 }
 
 impl Listener {
@@ -69,22 +73,27 @@ impl Listener {
             env: env.clone(),
             endpoints,
             deps,
+            thread: None,
         }
     }
 
     /// Binds the address and returns what serves it, and the address.
-    fn open(&self) -> Result<(LocalBoxFuture<'static, String>, SocketAddr), String> {
+    fn open(&mut self) -> Result<(LocalBoxFuture<'static, String>, SocketAddr), String> {
         failpoint::check("server::listen").map_err(|fault| fault.to_string())?;
         panics::describe();
         let config = self.deps.config.borrow().active.clone();
         let kubelet = &config.kubelet;
         match self.endpoints {
-            Endpoints::Healthz | Endpoints::ReadOnly => {
-                let addr = if self.endpoints == Endpoints::Healthz {
-                    SocketAddr::new(kubelet.healthz_bind_address, kubelet.healthz_port)
-                } else {
-                    SocketAddr::new(kubelet.address, kubelet.read_only_port)
-                };
+            Endpoints::Healthz => {
+                let addr = SocketAddr::new(kubelet.healthz_bind_address, kubelet.healthz_port);
+                let router = routes::router(self.endpoints, self.deps.clone());
+                let (thread, serving) =
+                    own_thread::serve_on_own_thread(addr, self.endpoints, router);
+                self.thread = Some(thread);
+                Ok((serving.boxed_local(), addr))
+            }
+            Endpoints::ReadOnly => {
+                let addr = SocketAddr::new(kubelet.address, kubelet.read_only_port);
                 let router = routes::router(self.endpoints, self.deps.clone());
                 let serving = listener::serve(addr, self.endpoints, listener::Plain, router)?;
                 Ok((serving.boxed_local(), addr))

@@ -16,10 +16,8 @@ use sergeant_supervisor::failpoint;
 
 use super::api;
 use super::exposition::families_with_prefix;
+use super::healthz::healthz;
 use super::ServerDeps;
-
-/// PLEG is unhealthy when it has not completed a relist for this long (upstream's threshold).
-const PLEG_STALL: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// Which set of endpoints a listener serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,48 +135,6 @@ async fn tree(deps: &ServerDeps, ask: GetTree) -> Result<TreeNode, Response> {
         )
             .into_response()
     })
-}
-
-/// The deepest degraded nodes; the children of an isolated node (a dynamic supervisor's pods
-/// and probe workers) never count.
-fn degraded_paths(node: &TreeNode, out: &mut Vec<String>) {
-    let children: &[TreeNode] = if node.isolated { &[] } else { &node.children };
-    if node.is_degraded() && children.iter().all(|c| !c.is_degraded()) {
-        out.push(format!("{} is {:?}", node.path, node.state));
-    }
-    for child in children {
-        degraded_paths(child, out);
-    }
-}
-
-async fn healthz(State(deps): State<ServerDeps>) -> Response {
-    let tree = match tree(
-        &deps,
-        GetTree {
-            skip_isolated: true,
-        },
-    )
-    .await
-    {
-        Ok(tree) => tree,
-        Err(response) => return response,
-    };
-    let mut degraded = Vec::new();
-    degraded_paths(&tree, &mut degraded);
-    if let Some(last) = *deps.pleg.borrow() {
-        if last.elapsed() > PLEG_STALL {
-            degraded.push(format!(
-                "pleg was last seen active {:?} ago; threshold is {PLEG_STALL:?}",
-                last.elapsed()
-            ));
-        }
-    }
-    if degraded.is_empty() {
-        (StatusCode::OK, "ok").into_response()
-    } else {
-        let body = format!("degraded: {}\n", degraded.join("; "));
-        (StatusCode::INTERNAL_SERVER_ERROR, body).into_response()
-    }
 }
 
 async fn supervision(State(deps): State<ServerDeps>) -> Response {

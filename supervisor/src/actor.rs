@@ -83,13 +83,13 @@ impl Supervisor {
         }
         metrics::set_up(child.life.env.path(), false);
         if self.shutdown.started() {
-            child.life.state = ChildState::Stopped;
+            child.life.set_state(ChildState::Stopped);
             (child.spec.mark)(Mark::Down);
             return;
         }
         let message = child.life.failed(&outcome);
         let Some(delay) = child.life.next_restart() else {
-            child.life.state = ChildState::GaveUp;
+            child.life.set_state(ChildState::GaveUp);
             (child.spec.mark)(Mark::Down);
             let reason = child.life.give_up_reason(&message);
             tracing::error!(supervisor = self.env.path(), "{reason}");
@@ -110,7 +110,7 @@ impl Supervisor {
         let mut stops = Vec::new();
         for &index in group.iter().rev() {
             let child = &mut self.children[index];
-            child.life.state = ChildState::Restarting;
+            child.life.set_state(ChildState::Restarting);
             (child.spec.mark)(Mark::Restarting);
             if let Some(running) = child.life.running.take() {
                 metrics::set_up(child.life.env.path(), false);
@@ -135,7 +135,7 @@ impl Supervisor {
             }
             for index in group {
                 let child = &mut act.children[index];
-                if child.life.state == ChildState::Restarting {
+                if child.life.state() == ChildState::Restarting {
                     child.life.restarts += 1;
                     metrics::count_restart(child.life.env.path());
                     act.start_child(index, ctx);
@@ -215,8 +215,8 @@ impl Drains for Supervisor {
         let mut stops = Vec::new();
         for child in self.children.iter_mut().rev() {
             let life = &mut child.life;
-            if life.state == ChildState::Running || life.state == ChildState::Restarting {
-                life.state = ChildState::Stopped;
+            if matches!(life.state(), ChildState::Running | ChildState::Restarting) {
+                life.set_state(ChildState::Stopped);
             }
             (child.spec.mark)(Mark::Down);
             if let Some(running) = life.running.take() {

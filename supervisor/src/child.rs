@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use actix::{Actor, ActorContext, ActorFutureExt, AsyncContext, Context, WrapFuture};
 use futures::future::{FutureExt, LocalBoxFuture, Shared};
-use sergeant_messages::supervision::{GetTree, Strategy, TreeNode};
+use sergeant_messages::supervision::{ChildState, GetTree, Strategy, TreeNode};
 use tokio::sync::{oneshot, watch};
 use tokio::task::AbortHandle;
 use tracing::Instrument;
 
 use super::actor::Supervisor;
 use super::dynamic::{DynamicSpec, DynamicSupervisor};
+use super::health::TreeHealth;
 use super::policy::RestartPolicy;
 use super::slot::{Availability, Mark, Slot};
 
@@ -27,17 +28,31 @@ pub struct ChildEnv {
     path: String,
     exit: watch::Sender<Option<String>>,
     status: watch::Sender<String>,
+    /// Where the child's state is published for the health check; `None` below a dynamic
+    /// supervisor, whose children are not the node's health.
+    health: Option<TreeHealth>,
 }
 
 impl ChildEnv {
-    /// An environment for a child at `path`; supervisors make these, and `main` makes the
-    /// root's.
+    /// An environment for a child at `path` whose state is not published for the health
+    /// check (an actor started by hand, or a test's).
     #[must_use]
     pub fn new(path: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             exit: watch::Sender::new(None),
             status: watch::Sender::new(String::new()),
+            health: None,
+        }
+    }
+
+    /// The environment of the root at `path`: the states of its static subtree are published
+    /// to `health`.
+    #[must_use]
+    pub(crate) fn root(path: impl Into<String>, health: &TreeHealth) -> Self {
+        Self {
+            health: Some(health.clone()),
+            ..Self::new(path)
         }
     }
 
@@ -53,10 +68,26 @@ impl ChildEnv {
         self.path.rsplit('/').next().unwrap_or(&self.path)
     }
 
-    /// The environment of a child of this one.
+    /// The environment of a child of this one, published where this one is.
     #[must_use]
     pub(crate) fn child(&self, name: &str) -> Self {
+        Self {
+            health: self.health.clone(),
+            ..self.isolated_child(name)
+        }
+    }
+
+    /// The environment of a child of this one that is not published (a dynamic supervisor's).
+    #[must_use]
+    pub(crate) fn isolated_child(&self, name: &str) -> Self {
         Self::new(format!("{}/{name}", self.path))
+    }
+
+    /// Publishes that this child is now in `state`, where it is published at all.
+    pub(crate) fn publish_state(&self, state: ChildState) {
+        if let Some(health) = &self.health {
+            health.set(&self.path, state);
+        }
     }
 
     /// Stops the actor as failed with `reason`; its supervisor restarts it by policy.

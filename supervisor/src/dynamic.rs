@@ -240,9 +240,9 @@ impl<A: Actor<Context = Context<A>>> DynamicSupervisor<A> {
             on_failure(name, &message);
         }
         child.slot.publish(Availability::Restarting);
-        child.life.state = ChildState::Restarting;
+        child.life.set_state(ChildState::Restarting);
         let delay = child.life.next_restart().unwrap_or_else(|| {
-            child.life.state = ChildState::GaveUp;
+            child.life.set_state(ChildState::GaveUp);
             let reason = child.life.give_up_reason(&message);
             child.life.window = IntensityWindow::new(&self.spec.policy);
             let retry_after = self.spec.give_up.retry_after;
@@ -262,7 +262,7 @@ impl<A: Actor<Context = Context<A>>> DynamicSupervisor<A> {
                 child.life.generation == generation
                     && child.life.running.is_none()
                     && matches!(
-                        child.life.state,
+                        child.life.state(),
                         ChildState::Restarting | ChildState::GaveUp
                     )
             });
@@ -300,7 +300,7 @@ impl<A: Actor<Context = Context<A>>> Handler<StartChild<A>> for DynamicSuperviso
             return;
         }
         // A range of 2^32 incarnations per life: more restarts than a child ever lives through.
-        let life = Life::new(self.env.child(&start.name), &self.spec.policy)
+        let life = Life::new(self.env.isolated_child(&start.name), &self.spec.policy)
             .counting_from(self.lives << 32);
         self.lives += 1;
         self.children.insert(
@@ -385,7 +385,7 @@ impl<A: Actor<Context = Context<A>>> Drains for DynamicSupervisor<A> {
             .children
             .values_mut()
             .filter_map(|child| {
-                child.life.state = ChildState::Stopped;
+                child.life.set_state(ChildState::Stopped);
                 child.slot.publish(Availability::Down);
                 child
                     .life

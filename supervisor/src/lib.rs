@@ -1,7 +1,7 @@
 //! The OTP-style supervision framework every long-lived part of sergeant runs under.
 //!
 //! Entry points: declare children with [`ChildSpec::worker`] and [`ChildSpec::supervisor`],
-//! start the root with [`start_root`], and reach children through the [`ChildRef`] of their
+//! start the root with [`start_root`] (its health readable from any thread: [`TreeHealth`]), and reach children through the [`ChildRef`] of their
 //! [`Slot`] (narrowed to one message type: [`ChildRecipient`]). A [`Supervisor`] detects a child's stop, error exit ([`ChildEnv::fail`]) and panic,
 //! restarts by [`Strategy`](sergeant_messages::supervision::Strategy) with backoff, and escalates
 //! past its [`RestartPolicy`]'s intensity. Children that come and go (pods, probe workers) live
@@ -11,6 +11,7 @@ mod actor;
 mod child;
 mod dynamic;
 pub mod failpoint;
+mod health;
 mod life;
 pub mod metrics;
 mod policy;
@@ -25,6 +26,7 @@ pub use dynamic::{
     inspect_with_get_tree, DynamicSpec, DynamicSupervisor, GiveUpPolicy, Incarnation, InspectChild,
     MakeChild, OnFailure, OnGiveUp, StartChild, StopChild,
 };
+pub use health::{TreeHealth, HEARTBEAT_INTERVAL};
 pub use policy::RestartPolicy;
 pub use recipient::ChildRecipient;
 pub use root::{start_root, RootExit, RootHandle};

@@ -14,7 +14,8 @@ use super::policy::{Backoff, IntensityWindow, RestartPolicy};
 /// One child's record, kept by its supervisor.
 pub(super) struct Life {
     pub(super) env: ChildEnv,
-    pub(super) state: ChildState,
+    /// Changed only through [`Life::set_state`], which publishes it.
+    state: ChildState,
     /// Counts incarnations, so the end of an old one is told from the end of the current one.
     pub(super) generation: u64,
     pub(super) running: Option<Running>,
@@ -28,6 +29,7 @@ pub(super) struct Life {
 impl Life {
     /// The record of a child at `env`'s place, not started yet.
     pub(super) fn new(env: ChildEnv, policy: &RestartPolicy) -> Self {
+        env.publish_state(ChildState::Restarting);
         Self {
             env,
             state: ChildState::Restarting,
@@ -53,9 +55,20 @@ impl Life {
     pub(super) fn started(&mut self, running: Running) -> u64 {
         self.generation += 1;
         self.running = Some(running);
-        self.state = ChildState::Running;
+        self.set_state(ChildState::Running);
         self.started_at = Instant::now();
         self.generation
+    }
+
+    /// Where the child is in its life.
+    pub(super) fn state(&self) -> ChildState {
+        self.state
+    }
+
+    /// Moves the child to `state` and publishes it for the health check.
+    pub(super) fn set_state(&mut self, state: ChildState) {
+        self.state = state;
+        self.env.publish_state(state);
     }
 
     /// Whether the incarnation of `generation` that just ended was the current one and was not

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::child::{ChildEnv, ChildSpec, JoinOutcome, Running};
+use super::health::{TreeHealth, HEARTBEAT_INTERVAL};
 
 /// How the root supervisor ended; `main` turns it into the process exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,26 +20,42 @@ pub enum RootExit {
 pub struct RootHandle {
     env: ChildEnv,
     running: Running,
+    heartbeat: tokio::task::JoinHandle<()>,
 }
 
-/// Starts the root of the tree from `spec` (a [`ChildSpec::supervisor`]) on the current arbiter.
+/// Starts the root of the tree from `spec` (a [`ChildSpec::supervisor`]) on the current
+/// arbiter, publishing its static subtree's states and this loop's heartbeat to `health`.
 #[must_use]
-pub fn start_root(spec: &ChildSpec) -> RootHandle {
-    let env = ChildEnv::new(spec.name());
+pub fn start_root(spec: &ChildSpec, health: &TreeHealth) -> RootHandle {
+    let env = ChildEnv::root(spec.name(), health);
     let running = spec.start(env.clone());
-    RootHandle { env, running }
+    let beating = health.clone();
+    let heartbeat = actix_rt::spawn(async move {
+        let mut ticks = tokio::time::interval(HEARTBEAT_INTERVAL);
+        loop {
+            ticks.tick().await;
+            beating.beat();
+        }
+    });
+    RootHandle {
+        env,
+        running,
+        heartbeat,
+    }
 }
 
 impl RootHandle {
     /// Waits until the root ends by itself, which only happens when it gives up.
     pub async fn wait(&self) -> RootExit {
         let outcome = self.running.done().await;
+        self.heartbeat.abort();
         classify(&outcome, self.env.exit_reason())
     }
 
     /// Stops the whole tree in reverse order; aborts past `deadline`.
     pub async fn shutdown(self, deadline: Duration) -> RootExit {
         let outcome = self.running.stop(deadline).await;
+        self.heartbeat.abort();
         classify(&outcome, self.env.exit_reason())
     }
 }

@@ -17,7 +17,7 @@ use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
 use sergeant_messages::supervision::{ChildGaveUp, ChildState, GetTree, Strategy, TreeNode};
 use sergeant_supervisor::{
     start_root, ChildEnv, ChildRef, ChildSpec, DynamicSpec, DynamicSupervisor, GiveUpPolicy,
-    Incarnation, RestartPolicy, SendError, Slot, StartChild, StopChild, Supervisor,
+    Incarnation, RestartPolicy, SendError, Slot, StartChild, StopChild, Supervisor, TreeHealth,
 };
 
 static INCARNATIONS: AtomicU64 = AtomicU64::new(1);
@@ -71,6 +71,8 @@ struct Fixture {
     unwanted: Shared<BTreeSet<String>>,
     /// How many times a child was asked for its subtree.
     inspected: Shared<u32>,
+    /// What the health check reads.
+    health: TreeHealth,
 }
 
 fn policy() -> RestartPolicy {
@@ -131,7 +133,8 @@ fn fixture(retry_after: Duration) -> (Fixture, sergeant_supervisor::RootHandle) 
     ];
     let root_spec =
         ChildSpec::supervisor("root", Strategy::OneForOne, &policy(), &root_slot, children);
-    let root = start_root(&root_spec);
+    let health = TreeHealth::new();
+    let root = start_root(&root_spec, &health);
     (
         Fixture {
             supervisor: slot.reference(Duration::from_secs(3)),
@@ -142,6 +145,7 @@ fn fixture(retry_after: Duration) -> (Fixture, sergeant_supervisor::RootHandle) 
             failures,
             unwanted,
             inspected,
+            health,
         },
         root,
     )
@@ -448,6 +452,11 @@ fn a_given_up_child_leaves_the_tree_healthy_and_shows_its_supervisor_isolated() 
             .await
             .expect("root answers");
         assert!(!root.is_degraded(), "{root:?}");
+        assert_eq!(
+            fixture.health.degraded(),
+            Vec::<String>::new(),
+            "a dynamic supervisor's children are not the node's health"
+        );
         let json = serde_json::to_value(&root).expect("tree serializes");
         assert_eq!(json["children"][1]["name"], "workers");
         assert_eq!(json["children"][1]["isolated"], true, "{json}");

@@ -14,7 +14,7 @@ use sergeant_messages::supervision::{ChildState, GetTree, Strategy, TreeNode};
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::{
     start_root, ChildEnv, ChildRef, ChildSpec, RestartPolicy, RootExit, RootHandle, SendError,
-    Slot, Supervisor,
+    Slot, Supervisor, TreeHealth,
 };
 
 static INCARNATIONS: AtomicU64 = AtomicU64::new(1);
@@ -156,6 +156,7 @@ fn child<'a>(tree: &'a TreeNode, name: &str) -> &'a TreeNode {
 /// Three probes a, b, c under one supervisor named `root_name` with `strategy`.
 struct Trio {
     fixture: Fixture,
+    health: TreeHealth,
     root: RootHandle,
     root_ref: ChildRef<Supervisor>,
     refs: Vec<ChildRef<Probe>>,
@@ -173,9 +174,11 @@ fn trio(root_name: &str, strategy: Strategy, policy: &RestartPolicy) -> Trio {
         .collect();
     let root_slot = Slot::new(root_name);
     let spec = ChildSpec::supervisor(root_name, strategy, policy, &root_slot, children);
-    let root = start_root(&spec);
+    let health = TreeHealth::new();
+    let root = start_root(&spec, &health);
     Trio {
         fixture,
+        health,
         root,
         root_ref: root_slot.reference(policy.delivery_timeout),
         refs: slots
@@ -269,6 +272,57 @@ fn one_for_one_restarts_only_the_panicking_child() {
 }
 
 #[test]
+fn the_health_board_names_a_child_while_it_waits_out_its_back_off_and_clears_when_it_is_back() {
+    run(async {
+        // b waits a minute before its restart: long enough to read the board while it waits.
+        let slow = RestartPolicy {
+            backoff_initial: Duration::from_secs(60),
+            backoff_max: Duration::from_secs(60),
+            ..fast_policy()
+        };
+        let waiting = trio("board", Strategy::OneForOne, &slow);
+        wait_for("every child running", Duration::from_secs(5), || async {
+            waiting.health.degraded().is_empty()
+        })
+        .await;
+        fail::cfg("board::b::poke", "1*panic(boom)").expect("failpoint set");
+        assert_eq!(
+            waiting.refs[1].send(Poke("board::b::poke".into())).await,
+            Err(SendError::Died { actor: "b".into() })
+        );
+        wait_for("b on the board", Duration::from_secs(5), || async {
+            waiting.health.degraded() == vec!["board/b is Restarting".to_owned()]
+        })
+        .await;
+        assert_eq!(
+            waiting.root.shutdown(Duration::from_secs(5)).await,
+            RootExit::Clean
+        );
+
+        // Under the fast policy b is back within milliseconds, and the board says so.
+        let quick = trio("board-quick", Strategy::OneForOne, &fast_policy());
+        fail::cfg("board-quick::b::poke", "1*panic(boom)").expect("failpoint set");
+        assert!(quick.refs[1]
+            .send(Poke("board-quick::b::poke".into()))
+            .await
+            .is_err());
+        wait_for(
+            "b back and the board clear",
+            Duration::from_secs(5),
+            || async {
+                child(&tree(&quick.root_ref).await, "b").restarts == 1
+                    && quick.health.degraded().is_empty()
+            },
+        )
+        .await;
+        assert_eq!(
+            quick.root.shutdown(Duration::from_secs(5)).await,
+            RootExit::Clean
+        );
+    });
+}
+
+#[test]
 fn rest_for_one_restarts_the_failed_child_and_those_started_after_it() {
     run(async {
         let trio = trio("rest-for-one", Strategy::RestForOne, &fast_policy());
@@ -357,13 +411,16 @@ fn nested(
         vec![fixture.probe("w", &w_slot, point, false)],
     );
     let root_slot = Slot::new(name);
-    let root = start_root(&ChildSpec::supervisor(
-        name,
-        Strategy::OneForOne,
-        &root_policy,
-        &root_slot,
-        vec![sub],
-    ));
+    let root = start_root(
+        &ChildSpec::supervisor(
+            name,
+            Strategy::OneForOne,
+            &root_policy,
+            &root_slot,
+            vec![sub],
+        ),
+        &TreeHealth::new(),
+    );
     (
         root,
         root_slot.reference(Duration::from_secs(3)),
@@ -511,13 +568,16 @@ fn children_start_in_order_and_stop_in_reverse_and_a_stubborn_one_is_aborted_at_
             fixture.probe("stubborn", &Slot::new("stubborn"), "ordered::none", true),
             fixture.probe("last", &Slot::new("last"), "ordered::none", false),
         ];
-        let root = start_root(&ChildSpec::supervisor(
-            "ordered",
-            Strategy::OneForOne,
-            &policy,
-            &Slot::new("ordered"),
-            children,
-        ));
+        let root = start_root(
+            &ChildSpec::supervisor(
+                "ordered",
+                Strategy::OneForOne,
+                &policy,
+                &Slot::new("ordered"),
+                children,
+            ),
+            &TreeHealth::new(),
+        );
         wait_for("all started", Duration::from_secs(5), || {
             let n = fixture.entries().len();
             async move { n == 3 }
