@@ -54,7 +54,8 @@ pub use node::NodeContext;
 pub use node_os::NodeOs;
 pub use objects::{references, ObjectData, ObjectKind, PodObjects, References, TokenKey};
 pub use pod_resources::{
-    amount, binary, milli, pod_level, pod_limits, pod_requests, to_list, units, Totals,
+    amount, binary, milli, pod_level, pod_limits, pod_requests, to_list, units, without_pod_level,
+    Totals,
 };
 pub use qos::{qos_class, QosClass};
 pub use qos_cgroups::{qos_cgroups, NodeCgroup};
