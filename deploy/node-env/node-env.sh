@@ -773,6 +773,16 @@ disabled_plugins = [
           Root = "$dir/runc"
           SystemdCgroup = false
 
+      # A second handler for RuntimeClass tests: runc again, with its own state directory, so
+      # which handler ran a sandbox shows in containerd's answer and on disk.
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc-alt]
+        runtime_type = "io.containerd.runc.v2"
+
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc-alt.options]
+          BinaryName = "runc"
+          Root = "$dir/runc-alt"
+          SystemdCgroup = false
+
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "$CNI_BIN_DIR"
       conf_dir = "$dir/cni/net.d"

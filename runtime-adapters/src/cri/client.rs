@@ -374,15 +374,7 @@ rpcs! {
         runtime.remove_container, RemoveContainer, Heavy {}
     /// Sets the cgroup resources of a created or running container (an in-place resize).
     UpdateContainerResourcesRequest => UpdateContainerResourcesResponse:
-        runtime.update_container_resources, UpdateContainerResources, Heavy {
-        /// Only the Linux resources go, an empty set when absent; the Windows resources and
-        /// the annotations are dropped.
-        fn prepare(&mut self) {
-            self.linux.get_or_insert_default();
-            self.windows = None;
-            self.annotations.clear();
-        }
-    }
+        runtime.update_container_resources, UpdateContainerResources, Heavy {}
     /// The status of a container (state, exit code, reason, timestamps); `NotFound` for an
     /// unknown one.
     ContainerStatusRequest => ContainerStatusResponse:
@@ -482,8 +474,8 @@ mod tests {
     use std::collections::HashMap;
 
     use k8s_cri::v1::{
-        ContainerStatsFilter, LinuxContainerResources, NetworkConfig, PodSandboxConfig,
-        RuntimeConfig, WindowsContainerResources,
+        ContainerStatsFilter, NetworkConfig, PodSandboxConfig, RuntimeConfig,
+        WindowsContainerResources,
     };
     use sergeant_messages::runtime::RuntimeOperation;
 
@@ -706,23 +698,14 @@ mod tests {
     }
 
     #[test]
-    fn a_resize_sends_the_linux_resources_alone() {
+    fn a_resize_goes_as_given_windows_resources_and_annotations_too() {
         let resize = UpdateContainerResourcesRequest {
             container_id: "c".to_owned(),
             linux: None,
             windows: Some(WindowsContainerResources::default()),
             annotations: HashMap::from([("a".to_owned(), "b".to_owned())]),
         };
-        let sent = prepared(resize);
-        assert_eq!(
-            sent,
-            UpdateContainerResourcesRequest {
-                container_id: "c".to_owned(),
-                linux: Some(LinuxContainerResources::default()),
-                windows: None,
-                annotations: HashMap::new(),
-            }
-        );
+        assert_eq!(prepared(resize.clone()), resize);
     }
 
     #[test]
