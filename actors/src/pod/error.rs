@@ -4,6 +4,7 @@
 //! node's trouble, a bad spec or volume the pod's.
 
 use super::interrupt::Interrupted;
+use sergeant_core::runtime_class::RuntimeClassError;
 use sergeant_core::spec::SpecError;
 use sergeant_core::volumes::VolumeError;
 use sergeant_messages::runtime_error::RuntimeError;
@@ -28,6 +29,9 @@ pub enum PodError {
     /// The sandbox the runtime just ran is not ready.
     #[error("the new sandbox {0} is not ready")]
     SandboxNotReady(String),
+    /// The RuntimeClass the pod names gives no handler now; its sandbox is not made.
+    #[error(transparent)]
+    RuntimeClass(#[from] RuntimeClassError),
 }
 
 impl PodError {
@@ -47,6 +51,7 @@ impl PodError {
             Self::Spec(SpecError::Field { .. }) => "spec",
             Self::Spec(_) | Self::Unfinished(_) => "node",
             Self::Volumes(_) => "volume",
+            Self::RuntimeClass(_) => "runtime_class",
         }
     }
 }

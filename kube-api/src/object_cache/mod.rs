@@ -12,10 +12,13 @@
 //!   ([`ttl`]), else asks the API server.
 //! - `Get`: every read asks the API server.
 //!
-//! The services whose variables containers get are read from one watch of every service
-//! ([`services`]), whatever the strategy, as upstream's service informer.
+//! The services whose variables containers get, and the RuntimeClasses whose handlers run
+//! pods' sandboxes, are read from one watch of every object of their kind ([`every`]),
+//! whatever the strategy, as upstream's informers.
 
+mod every;
 mod registry;
+mod runtime_classes;
 mod services;
 mod ttl;
 mod watch;
@@ -26,12 +29,14 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::{Api, Client};
 use sergeant_config::kubelet::ChangeDetectionStrategy;
+use sergeant_core::runtime_class::RuntimeClassError;
 use sergeant_core::spec::{ObjectData, ObjectKind};
 
+use self::every::Every;
 use self::registry::Registry;
-use self::services::ServiceStore;
 use self::watch::{answer, follow, Answer, Seen};
 use crate::forbidden::retry_forbidden;
 pub use ttl::node_ttl;
@@ -80,7 +85,9 @@ struct Shared {
     /// The TTL the Node's annotation gives (`Cache`), as node status last read it.
     node_ttl: Mutex<Option<Duration>>,
     /// The watched services, started by the first read of them.
-    services: OnceLock<ServiceStore>,
+    services: OnceLock<Every<Service>>,
+    /// The watched RuntimeClasses, started by the first pod that names one.
+    runtime_classes: OnceLock<Every<RuntimeClass>>,
 }
 
 #[derive(Default)]
@@ -121,6 +128,7 @@ impl ObjectCache {
                 next_user: AtomicU64::new(0),
                 node_ttl: Mutex::new(None),
                 services: OnceLock::new(),
+                runtime_classes: OnceLock::new(),
             }),
         }
     }
@@ -325,11 +333,24 @@ impl ObjectUser {
         list: bool,
     ) -> Option<(Vec<Service>, Option<Service>)> {
         let shared = &self.cache.shared;
-        shared
+        let every = shared
             .services
-            .get_or_init(|| ServiceStore::start(shared.client.clone()))
-            .services(namespace, list, FIRST_LIST_WAIT)
-            .await
+            .get_or_init(|| Every::start(shared.client.clone()));
+        services::services(every, namespace, list, FIRST_LIST_WAIT).await
+    }
+
+    /// The handler of the RuntimeClass `name`, from the watch of every RuntimeClass (started
+    /// by the first pod that names one), waiting up to a second after it started for its
+    /// first list.
+    ///
+    /// # Errors
+    /// No RuntimeClass of that name, or none listed yet (see [`RuntimeClassError`]).
+    pub async fn runtime_handler(&self, name: &str) -> Result<String, RuntimeClassError> {
+        let shared = &self.cache.shared;
+        let every = shared
+            .runtime_classes
+            .get_or_init(|| Every::start(shared.client.clone()));
+        runtime_classes::handler(every, name, FIRST_LIST_WAIT).await
     }
 }
 
