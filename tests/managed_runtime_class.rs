@@ -1,5 +1,5 @@
 //! RuntimeClasses against the real control plane and the real containerd, whose
-//! `deploy/node-env` configuration has a second runtime handler, `runc-alt`: a pod naming a
+//! `deploy/node-env` configuration has a second runtime handler, `test-handler`: a pod naming a
 //! RuntimeClass runs its sandbox on that class's handler; a pod naming a RuntimeClass that does
 //! not exist gets no sandbox — a `FailedCreatePodSandBox` event names the missing class — and
 //! runs once the class is created (the node watches RuntimeClasses); a pod naming none runs on
@@ -20,7 +20,7 @@ use common::runtime::Runtime;
 use common::wait_for;
 
 /// The handler `deploy/node-env` configures besides the default `runc`.
-const ALT_HANDLER: &str = "runc-alt";
+const ALT_HANDLER: &str = "test-handler";
 
 /// Creates (or replaces) the RuntimeClass `name` naming `handler`.
 fn runtime_class(cluster: &Cluster, name: &str, handler: &str) {

@@ -773,14 +773,14 @@ disabled_plugins = [
           Root = "$dir/runc"
           SystemdCgroup = false
 
-      # A second handler for RuntimeClass tests: runc again, with its own state directory, so
-      # which handler ran a sandbox shows in containerd's answer and on disk.
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc-alt]
+      # A second handler for RuntimeClass tests, named as upstream's e2e suite expects one
+      # (`test-handler`): runc again, with its own state directory.
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler]
         runtime_type = "io.containerd.runc.v2"
 
-        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc-alt.options]
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler.options]
           BinaryName = "runc"
-          Root = "$dir/runc-alt"
+          Root = "$dir/test-handler"
           SystemdCgroup = false
 
     [plugins."io.containerd.grpc.v1.cri".cni]
