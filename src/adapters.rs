@@ -19,7 +19,8 @@ pub fn factory() -> AdapterFactory {
                 // stay off the loop the pod actors share.
                 let spec = spec.clone();
                 let make = move || cri_client(&spec).map(CriAdapter::new);
-                let (addr, running) = spawn_actor_on_thread(make, span)?;
+                let (addr, running) =
+                    spawn_actor_on_thread(make, span).map_err(|e| e.to_string())?;
                 (addr.clone().recipient(), addr.recipient(), running)
             }
             RuntimeAdapterKind::Fake => {
