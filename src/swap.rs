@@ -70,3 +70,27 @@ pub fn refuse_swap(file: &Path, config: &NodeConfig) -> Result<(), SwapRefusal> 
         areas,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_names_the_file_the_line_when_known_and_the_areas() {
+        let on = |line| SwapRefusal::SwapOn {
+            file: PathBuf::from("/etc/sergeant/config.yaml"),
+            line,
+            areas: vec!["/dev/vdb2".to_owned(), "/swapfile".to_owned()],
+        };
+        let advice = "failSwapOn: swap is on (/dev/vdb2, /swapfile): turn it off (swapoff -a) \
+                      or set failSwapOn: false (true is the default)";
+        assert_eq!(
+            on(Some(7)).to_string(),
+            format!("/etc/sergeant/config.yaml:7: {advice}")
+        );
+        assert_eq!(
+            on(None).to_string(),
+            format!("/etc/sergeant/config.yaml: {advice}")
+        );
+    }
+}
