@@ -3,6 +3,7 @@
 //! [`PodError::cause`] and retries soon; a runtime outage ([`PodError::is_outage`]) is the
 //! node's trouble, a bad spec or volume the pod's.
 
+use super::file_work::Unfinished;
 use super::interrupt::Interrupted;
 use sergeant_core::runtime_class::RuntimeClassError;
 use sergeant_core::spec::SpecError;
@@ -24,8 +25,8 @@ pub enum PodError {
     #[error("{}", join(.0))]
     Volumes(Vec<VolumeError>),
     /// Blocking file work did not finish (its task panicked or was cancelled).
-    #[error("{0}")]
-    Unfinished(String),
+    #[error(transparent)]
+    Unfinished(#[from] Unfinished),
     /// The sandbox the runtime just ran is not ready.
     #[error("the new sandbox {0} is not ready")]
     SandboxNotReady(String),
