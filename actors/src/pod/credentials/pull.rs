@@ -106,7 +106,7 @@ fn report(ring: &PodKeyring) {
     for (name, why) in &ring.unavailable {
         tracing::warn!(
             secret = name,
-            reason = why,
+            reason = why.to_string(),
             "image pull secret not available; pulling without it"
         );
     }
