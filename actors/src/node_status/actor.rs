@@ -58,12 +58,16 @@ pub struct ManagedDeps {
     pub objects: ObjectCache,
 }
 
-/// One of the two loops (status, lease): whether a call is out, the next attempt, the back-off,
-/// and the counter and log line of its results.
+/// One of the two loops (status, lease): whether a call is out, whether a round was asked for
+/// while it was, the next attempt, the back-off, and the counter and log line of its results.
 struct Loop {
     what: &'static str,
     metric: &'static str,
     busy: bool,
+    /// A round was asked for while a call was out (a pressure condition changed during a
+    /// status round, say): the next one follows as soon as that call succeeds, rather than a
+    /// period later.
+    again: bool,
     timer: Option<SpawnHandle>,
     retry: Doubling,
     last_error: Option<String>,
@@ -75,26 +79,42 @@ impl Loop {
             what,
             metric,
             busy: false,
+            again: false,
             timer: None,
             retry: Doubling::new(first, max),
             last_error: None,
         }
     }
 
+    /// Asks for a round: whether one may start now. While a call is out it may not, and the
+    /// request is kept for when that call ends ([`Loop::finished`]).
+    fn request(&mut self) -> bool {
+        if self.busy {
+            self.again = true;
+        }
+        !self.busy
+    }
+
     /// Records the end of an attempt (`Ok` with the result label, or the error) and returns
-    /// the delay before the next: `period` after a success, the back-off after a failure.
+    /// the delay before the next: `period` after a success (none when a round was asked for
+    /// meanwhile), the back-off after a failure.
     fn finished(
         &mut self,
         result: Result<&'static str, ApiCallError>,
         period: Duration,
     ) -> Duration {
         self.busy = false;
+        let asked_meanwhile = std::mem::take(&mut self.again);
         match result {
             Ok(label) => {
                 metrics::counter!(self.metric, "result" => label).increment(1);
                 self.retry.reset();
                 self.last_error = None;
-                period
+                if asked_meanwhile {
+                    Duration::ZERO
+                } else {
+                    period
+                }
             }
             Err(error) => {
                 metrics::counter!(self.metric, "result" => "error").increment(1);
@@ -184,7 +204,7 @@ impl NodeStatus {
         let (Some(managed), Some(facts)) = (self.managed.clone(), self.facts.clone()) else {
             return;
         };
-        if self.status.busy {
+        if !self.status.request() {
             return;
         }
         if let Some(timer) = self.status.timer.take() {
@@ -396,5 +416,62 @@ impl Actor for NodeStatus {
                 ctx.run_interval(STANDALONE_TICK, Self::status_tick);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status_loop() -> Loop {
+        Loop::new(
+            "node status update",
+            STATUS_METRIC,
+            STATUS_RETRY_FIRST,
+            STATUS_RETRY_MAX,
+        )
+    }
+
+    fn failure() -> ApiCallError {
+        ApiCallError {
+            operation: "patch status of",
+            object: "node/n".to_owned(),
+            source: kube::Error::LinesCodecMaxLineLengthExceeded,
+        }
+    }
+
+    const PERIOD: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn a_round_asked_for_while_one_is_out_follows_it_at_once() {
+        let mut status = status_loop();
+        assert!(status.request(), "nothing out: a round may start");
+        status.busy = true;
+        assert!(
+            !status.request(),
+            "a call is out: no second round beside it"
+        );
+        assert_eq!(status.finished(Ok("patched"), PERIOD), Duration::ZERO);
+        assert!(!status.busy);
+        assert_eq!(
+            status.finished(Ok("unchanged"), PERIOD),
+            PERIOD,
+            "asked once, run again once"
+        );
+    }
+
+    #[test]
+    fn a_round_asked_for_while_a_failing_one_is_out_waits_for_the_back_off() {
+        let mut status = status_loop();
+        status.busy = true;
+        assert!(!status.request());
+        assert_eq!(status.finished(Err(failure()), PERIOD), STATUS_RETRY_FIRST);
+    }
+
+    #[test]
+    fn without_a_request_the_next_round_is_a_period_later() {
+        let mut status = status_loop();
+        status.busy = true;
+        assert_eq!(status.finished(Ok("patched"), PERIOD), PERIOD);
     }
 }
