@@ -82,6 +82,7 @@ impl PodWorker {
             resetting: self.resetting.load(Ordering::SeqCst),
             restart_gates: self.restart_gates(),
             resize_error: self.resize_error.clone(),
+            resize_pending: self.resize_pending.clone(),
             ..Knowledge::default()
         };
         let reported = report::status(

@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use super::children::{PodAssignment, PodAssignments};
 use super::gave_up::given_up;
+use super::resizes::RetryTrigger;
 use super::runtime_features::follow_runtime_features;
 use crate::config_feed::ConfigState;
 use crate::events::{reason, EventSink, EventType};
@@ -25,6 +26,7 @@ use sergeant_core::admission::{
     admit, admit_groups_policy, admit_to_node, wants_strict_groups, Capacity, Rejection,
 };
 use sergeant_core::allocatable::NodeResources;
+use sergeant_core::allocation::{resize_requested, with_allocation};
 use sergeant_core::eviction;
 use sergeant_core::kind::ephemeral_containers;
 use sergeant_core::labels;
@@ -75,9 +77,9 @@ pub struct PodManagerDeps {
 /// Runs one pod actor per admitted pod, as a child of the pod supervisor.
 pub struct PodManager {
     env: ChildEnv,
-    deps: PodManagerDeps,
+    pub(super) deps: PodManagerDeps,
     pod_supervisor: ChildRef<DynamicSupervisor<PodWorker>>,
-    node: Option<Arc<NodeContext>>,
+    pub(super) node: Option<Arc<NodeContext>>,
     /// Whether the runtime applies `supplementalGroupsPolicy: Strict`, as of its last answer;
     /// `None` until it answered once, and `Strict` pods wait until then.
     pub(super) strict_groups: Option<bool>,
@@ -85,7 +87,10 @@ pub struct PodManager {
     /// when it could not be, and then admission does not check ephemeral storage.
     storage_bytes: Option<u64>,
     /// How each pod actor is reached, by pod UID; what each is to do is in the assignments.
-    workers: BTreeMap<String, ChildRef<PodWorker>>,
+    pub(super) workers: BTreeMap<String, ChildRef<PodWorker>>,
+    /// What brings the next look, when it is not a source: the waiting resizes are tried
+    /// then (see `resizes`).
+    pub(super) retry: Option<RetryTrigger>,
     reports: BTreeMap<String, Arc<Pod>>,
     /// Pods whose actor was given up and not back yet: reported with the reason.
     given_up: BTreeSet<String>,
@@ -115,6 +120,7 @@ impl PodManager {
             rejected: BTreeMap::new(),
             finished: BTreeMap::new(),
             orphans_checked: false,
+            retry: None,
         }
     }
 
@@ -135,7 +141,7 @@ impl PodManager {
 
     /// What admission may hand out: `maxPods`, and allocatable CPU, memory and ephemeral
     /// storage (capacity minus reservations and the hard eviction thresholds).
-    fn capacity(&self, node: &NodeContext) -> Capacity {
+    pub(super) fn capacity(&self, node: &NodeContext) -> Capacity {
         let config = self.deps.config.borrow();
         let kubelet = &config.active.kubelet;
         let machine = NodeResources::of_machine(node.memory_capacity_bytes)
@@ -149,6 +155,19 @@ impl PodManager {
                 .storage_bytes
                 .map(|_| allocatable.ephemeral_storage_bytes),
         }
+    }
+
+    /// The pods admitted to the node that hold a share of it — not being terminated, not
+    /// finished — but `except`, each at its allocated resources.
+    pub(super) fn admitted(&self, except: Option<&str>) -> Vec<Arc<Pod>> {
+        let assigned = self.deps.assignments.borrow();
+        assigned
+            .iter()
+            .filter(|(uid, a)| {
+                a.terminating.is_none() && !self.has_finished(uid) && except != Some(uid.as_str())
+            })
+            .filter_map(|(_, a)| a.pod.clone())
+            .collect()
     }
 
     /// Whether the pod actor of `uid` last reported its pod Succeeded or Failed: such a pod
@@ -169,6 +188,7 @@ impl PodManager {
         };
         let (desired, synced) = self.desired();
         let workers = &self.workers;
+        let mut removed = false;
         // A message lost while a pod actor restarts is not missed: its next incarnation reads
         // the assignment changed here.
         self.deps.assignments.send_if_modified(|assigned| {
@@ -180,24 +200,37 @@ impl PodManager {
                 let key = &assignment.key;
                 let sent = match desired.get(uid) {
                     None => {
+                        removed = true;
                         assignment.terminating = Some(None);
                         workers.get(uid).map(|w| w.tell(TerminatePod { grace: None }))
                     }
                     Some(pod) if pod.metadata.deletion_timestamp.is_some() => {
                         tracing::info!(pod = %key, "deleted in the API server, terminating gracefully");
+                        removed = true;
                         let grace = deletion_grace(pod);
                         assignment.terminating = Some(grace);
                         workers.get(uid).map(|w| w.tell(TerminatePod { grace }))
                     }
                     Some(pod) => {
-                        let running = assignment.pod.as_ref();
-                        if !running.is_some_and(|running| changed(running, pod)) {
+                        let Some(running) = assignment.pod.clone() else {
+                            continue;
+                        };
+                        // A resize not allocated yet leaves the allocated resources in place.
+                        let resizing = resize_requested(&running, pod);
+                        let pod = if resizing {
+                            Arc::new(with_allocation(pod, &running))
+                        } else {
+                            Arc::clone(pod)
+                        };
+                        // Asked back to what it has before it was allocated: nothing waits.
+                        let reverted = !resizing && assignment.resize_pending.take().is_some();
+                        if !reverted && !changed(&running, &pod) {
                             continue;
                         }
                         tracing::info!(pod = %key, "changed in its source, updating its pod actor");
-                        assignment.pod = Some(Arc::clone(pod));
-                        let pod = Arc::clone(pod);
-                        workers.get(uid).map(|w| w.tell(UpdatePod { pod }))
+                        assignment.pod = Some(Arc::clone(&pod));
+                        let resize_pending = assignment.resize_pending.clone();
+                        workers.get(uid).map(|w| w.tell(UpdatePod { pod, resize_pending }))
                     }
                 };
                 if let Some(Err(error)) = sent {
@@ -223,6 +256,13 @@ impl PodManager {
                 let _ = status.tell(PodFinished { key: key.clone() });
             }
         }
+        // Resizes of the pods running here are tried before new pods take what is free.
+        let trigger = self.retry.take().unwrap_or(if removed {
+            RetryTrigger::PodsRemoved
+        } else {
+            RetryTrigger::PodUpdated
+        });
+        self.allocate_resizes(&desired, trigger);
         let capacity = self.capacity(&node);
         let allowlist = Allowlist::of(&self.deps.config.borrow().active.kubelet);
         for (uid, pod) in &desired {
@@ -245,12 +285,8 @@ impl PodManager {
                 None => false,
             };
             let admission = {
-                let assigned = self.deps.assignments.borrow();
-                let admitted: Vec<&Pod> = assigned
-                    .values()
-                    .filter(|a| a.terminating.is_none() && !self.has_finished(&a.key.uid))
-                    .filter_map(|a| a.pod.as_deref())
-                    .collect();
+                let admitted = self.admitted(None);
+                let admitted: Vec<&Pod> = admitted.iter().map(AsRef::as_ref).collect();
                 let pressure = self.deps.pressure.borrow().clone();
                 eviction::message::admit(pod, &pressure)
                     .and_then(|()| admit_to_node(pod, &node, &allowlist))
@@ -324,6 +360,7 @@ impl PodManager {
         let assignment = PodAssignment {
             key,
             pod,
+            resize_pending: None,
             terminating,
             deps,
         };
@@ -515,6 +552,14 @@ impl Actor for PodManager {
             "Cumulative number pod admission rejections by the Kubelet."
         );
         metrics::describe_counter!(
+            "kubelet_pod_infeasible_resizes_total",
+            "Number of infeasible resizes for pods."
+        );
+        metrics::describe_counter!(
+            "kubelet_pod_deferred_accepted_resizes_total",
+            "Cumulative number of resizes that were accepted after being deferred."
+        );
+        metrics::describe_counter!(
             "sergeant_pod_syncs_interrupted_total",
             "Pod syncs stopped part-way because their pod was to be terminated or stopped."
         );
@@ -576,6 +621,7 @@ impl Actor for PodManager {
             .pod_supervisor
             .reference(self.deps.supervision.delivery_timeout);
         self.watch_pod_supervisor(supervisor, ctx);
+        Self::retry_periodically(ctx);
         self.adopt(ctx);
         self.reconcile(ctx);
     }
@@ -608,12 +654,19 @@ impl Handler<PodReport> for PodManager {
 
     /// Forwards the status and keeps it for `/pods`, a terminating pod's too: its status
     /// follows its containers as they stop, until its actor reports it terminated.
-    fn handle(&mut self, report: PodReport, _: &mut Context<Self>) {
+    /// A pod that just finished gives its share back: the waiting resizes are tried again.
+    fn handle(&mut self, report: PodReport, ctx: &mut Context<Self>) {
         self.forward(&report.key, &report.pod);
         if self.workers.contains_key(&report.key.uid) {
-            self.given_up.remove(&report.key.uid);
-            self.reports.insert(report.key.uid, report.pod);
+            let uid = report.key.uid;
+            let finished_before = self.has_finished(&uid);
+            self.given_up.remove(&uid);
+            self.reports.insert(uid.clone(), report.pod);
             self.show_status();
+            if !finished_before && self.has_finished(&uid) && self.resizes_wait() {
+                self.retry = Some(RetryTrigger::PodTerminated);
+                self.reconcile(ctx);
+            }
         }
     }
 }
@@ -637,6 +690,7 @@ impl Handler<PodTerminated> for PodManager {
         }
         self.reports.remove(uid);
         self.given_up.remove(uid);
+        self.retry = Some(RetryTrigger::PodsRemoved);
         self.reconcile(ctx);
     }
 }

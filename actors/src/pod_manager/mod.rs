@@ -1,7 +1,8 @@
 //! The pod manager: merges what the pod sources want, admits pods, and has one pod actor per
 //! admitted pod run under the pod supervisor ([`pod_supervisor`]) — assigning each its pod,
-//! updating it (a changed spec, labels or annotations) and terminating it, and reporting a pod
-//! whose actor was given up past its restart intensity. It also finds pods that run on the
+//! updating it (a changed spec, labels or annotations; a resize once the node allocated it,
+//! `resizes`) and terminating it, and reporting a pod whose actor was given up past its
+//! restart intensity. It also finds pods that run on the
 //! node but no source wants any more (removed while sergeant was down) and terminates them,
 //! once every source has been read.
 //!
@@ -10,6 +11,7 @@
 mod actor;
 mod children;
 mod gave_up;
+mod resizes;
 mod runtime_features;
 
 pub use actor::{EvictPod, ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps};

@@ -33,6 +33,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use self::container::{Builder, Kind};
+use crate::allocation::PendingResize;
 use crate::kind::{ephemeral_as_container, ephemeral_containers};
 use crate::restart::RestartGates;
 use crate::spec::PodCgroupResources;
@@ -103,6 +104,9 @@ pub struct Knowledge {
     /// Why the pod's in-place resize could not be carried out (`PodResizeInProgress` with
     /// reason `Error`), when it could not.
     pub resize_error: Option<String>,
+    /// The resize the pod asks for that the node has not allocated, and why
+    /// (`PodResizePending`); the pod itself carries its allocated resources.
+    pub resize_pending: Option<PendingResize>,
 }
 
 /// Why a container is not running, as the pod actor knows it.
@@ -247,6 +251,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             knowledge.restart_gates,
         ),
         resize_error: knowledge.resize_error.as_deref(),
+        resize_pending: knowledge.resize_pending.as_ref(),
     };
     let now = knowledge.now.clone().unwrap_or_else(time::now);
     let conditions = conditions::build(

@@ -1,0 +1,201 @@
+//! In-place resize admission in the pod manager (upstream's allocation manager): a pod actor
+//! runs its pod with the resources the node allocated to it, which the pod's assignment holds
+//! (its pod is `sergeant_core::allocation::with_allocation` of the source's). A resize the
+//! source's pod asks for is allocated only once `sergeant_core::allocation::decide` says it
+//! fits next to the other pods' allocations; until then the assignment carries why it waits
+//! (`PodResizePending`: `Deferred`, or `Infeasible`, which is not tried again until the pod
+//! asks for something else), with upstream's events and metrics. Waiting resizes are tried
+//! at every look of the pod manager (a source changed, a pod went or finished), in upstream's
+//! order, and every [`RETRY_PERIOD`]. Entry point: [`PodManager::allocate_resizes`].
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::{AsyncContext, Context};
+use sergeant_core::allocation::{
+    decide, pending_event, resize_requested, retry_order, started_event, with_allocation, Decision,
+    PendingReason, PendingResize, ResizeCheck, RetryKey,
+};
+use sergeant_messages::pods::core::Pod;
+
+use super::actor::PodManager;
+use crate::events::{reason, EventType};
+use crate::pod::worker::UpdatePod;
+
+/// How often waiting resizes are tried when nothing else brings a look: upstream's retry
+/// delay.
+pub(super) const RETRY_PERIOD: Duration = Duration::from_secs(180);
+
+/// What brought the look that tried the waiting resizes: the `retry_trigger` label of
+/// `kubelet_pod_deferred_accepted_resizes_total`, as upstream names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RetryTrigger {
+    /// A pod changed in its source (a resize asked for, say).
+    PodUpdated,
+    /// A pod is gone from its source or being deleted: what it held is free.
+    PodsRemoved,
+    /// A pod finished (Succeeded or Failed): it holds nothing any more.
+    PodTerminated,
+    /// [`RETRY_PERIOD`] passed.
+    Periodic,
+}
+
+impl RetryTrigger {
+    fn label(self) -> &'static str {
+        match self {
+            RetryTrigger::PodUpdated => "pod_updated",
+            RetryTrigger::PodsRemoved => "pods_removed",
+            RetryTrigger::PodTerminated => "pod_terminated",
+            RetryTrigger::Periodic => "periodic_retry",
+        }
+    }
+}
+
+impl PodManager {
+    /// Tries every resize the source's pods (`desired`, by UID) ask for and their pods were
+    /// not allocated, in upstream's order, each against the allocations as the ones before it
+    /// left them; `trigger` says what brought the look.
+    pub(super) fn allocate_resizes(
+        &mut self,
+        desired: &BTreeMap<String, Arc<Pod>>,
+        trigger: RetryTrigger,
+    ) {
+        let mut waiting: Vec<(RetryKey, String)> = {
+            let assigned = self.deps.assignments.borrow();
+            assigned
+                .iter()
+                .filter(|(_, a)| a.terminating.is_none())
+                .filter_map(|(uid, a)| {
+                    let allocated = a.pod.as_ref()?;
+                    let wanted = desired.get(uid)?;
+                    let since = a.resize_pending.as_ref().map(|p| p.since);
+                    resize_requested(allocated, wanted)
+                        .then(|| (RetryKey::of(allocated, wanted, since), uid.clone()))
+                })
+                .collect()
+        };
+        waiting.sort_by(|a, b| retry_order(&a.0, &b.0));
+        for (_, uid) in waiting {
+            if let Some(wanted) = desired.get(&uid) {
+                self.allocate_resize(&uid, wanted, trigger);
+            }
+        }
+    }
+
+    /// Whether some pod's resize waits.
+    pub(super) fn resizes_wait(&self) -> bool {
+        let assigned = self.deps.assignments.borrow();
+        assigned.values().any(|a| a.resize_pending.is_some())
+    }
+
+    /// Tries the resize pod `uid` asks for (`wanted`): allocates it, or says why it waits.
+    fn allocate_resize(&mut self, uid: &str, wanted: &Arc<Pod>, trigger: RetryTrigger) {
+        let Some(node) = self.node.clone() else {
+            return;
+        };
+        let Some((allocated, previous)) = self
+            .deps
+            .assignments
+            .borrow()
+            .get(uid)
+            .and_then(|a| Some((Arc::clone(a.pod.as_ref()?), a.resize_pending.clone())))
+        else {
+            return;
+        };
+        let generation = wanted.metadata.generation;
+        if previous
+            .as_ref()
+            .is_some_and(|p| p.reason == PendingReason::Infeasible && p.generation == generation)
+        {
+            // Not tried again until the pod asks for something else.
+            return;
+        }
+        let others = self.admitted(Some(uid));
+        let others: Vec<&Pod> = others.iter().map(AsRef::as_ref).collect();
+        let pressure = self.deps.pressure.borrow().clone();
+        let decision = decide(&ResizeCheck {
+            desired: wanted,
+            others: &others,
+            capacity: self.capacity(&node),
+            pressure: &pressure,
+            os: node.os,
+        });
+        let events = self.deps.events.for_pod(wanted);
+        let (why, message) = match decision {
+            Decision::Allocate => {
+                tracing::info!(pod = %uid, "resize allocated");
+                if previous
+                    .as_ref()
+                    .is_some_and(|p| p.reason == PendingReason::Deferred)
+                {
+                    metrics::counter!(
+                        "kubelet_pod_deferred_accepted_resizes_total",
+                        "retry_trigger" => trigger.label()
+                    )
+                    .increment(1);
+                }
+                events.pod(
+                    EventType::Normal,
+                    reason::RESIZE_STARTED,
+                    started_event(wanted),
+                );
+                self.assign(uid, Arc::clone(wanted), None);
+                return;
+            }
+            Decision::Deferred { message } => (PendingReason::Deferred, message),
+            Decision::Infeasible { message, detail } => {
+                metrics::counter!(
+                    "kubelet_pod_infeasible_resizes_total",
+                    "reason_detail" => detail
+                )
+                .increment(1);
+                (PendingReason::Infeasible, message)
+            }
+        };
+        let pending =
+            PendingResize::after(previous.as_ref(), why, message, generation, Instant::now());
+        if !pending.shows_otherwise(previous.as_ref()) {
+            return;
+        }
+        tracing::info!(pod = %uid, reason = why.as_str(), "resize not allocated: {}", pending.message);
+        if pending.is_news(previous.as_ref()) {
+            let message = pending_event(wanted, &pending);
+            let event = match why {
+                PendingReason::Deferred => reason::RESIZE_DEFERRED,
+                PendingReason::Infeasible => reason::RESIZE_INFEASIBLE,
+            };
+            events.pod(EventType::Warning, event, message);
+        }
+        let running = Arc::new(with_allocation(wanted, &allocated));
+        self.assign(uid, running, Some(pending));
+    }
+
+    /// Has pod `uid` run `pod` with `resize_pending` shown: its assignment says so and its
+    /// actor is told (a restarting one reads the assignment).
+    fn assign(&mut self, uid: &str, pod: Arc<Pod>, resize_pending: Option<PendingResize>) {
+        self.deps.assignments.send_modify(|assigned| {
+            if let Some(assignment) = assigned.get_mut(uid) {
+                assignment.pod = Some(Arc::clone(&pod));
+                assignment.resize_pending.clone_from(&resize_pending);
+            }
+        });
+        let update = UpdatePod {
+            pod,
+            resize_pending,
+        };
+        if let Some(Err(error)) = self.workers.get(uid).map(|w| w.tell(update)) {
+            tracing::debug!(pod = %uid, "told at its next start instead: {error}");
+        }
+    }
+
+    /// Tries the waiting resizes every [`RETRY_PERIOD`], when some wait.
+    pub(super) fn retry_periodically(ctx: &mut Context<Self>) {
+        ctx.run_interval(RETRY_PERIOD, |act, ctx| {
+            if act.resizes_wait() {
+                act.retry = Some(RetryTrigger::Periodic);
+                act.reconcile(ctx);
+            }
+        });
+    }
+}
