@@ -3,11 +3,11 @@
 
 use std::rc::Rc;
 
-use sergeant_actors::runtime::{AdapterFactory, AdapterSpec, StartedAdapter};
+use sergeant_actors::runtime::{AdapterFactory, AdapterSpec, AdapterStartError, StartedAdapter};
 use sergeant_config::sergeant::RuntimeAdapterKind;
 use sergeant_runtime_adapters::cri::{CriAdapter, CriClient, CriClientConfig};
 use sergeant_runtime_adapters::fake::{FakeAdapter, FakeRuntime};
-use sergeant_supervisor::{spawn_actor, spawn_actor_on_thread};
+use sergeant_supervisor::{spawn_actor, spawn_actor_on_thread, SpawnError};
 
 /// Starts a CRI or fake adapter as the spec says.
 pub fn factory() -> AdapterFactory {
@@ -19,7 +19,10 @@ pub fn factory() -> AdapterFactory {
                 // stay off the loop the pod actors share.
                 let spec = spec.clone();
                 let make = move || cri_client(&spec).map(CriAdapter::new);
-                let (addr, running) = spawn_actor_on_thread(make, span)?;
+                let (addr, running) = spawn_actor_on_thread(make, span).map_err(|e| match e {
+                    SpawnError::Make(e) => e,
+                    other => AdapterStartError::new(other),
+                })?;
                 (addr.clone().recipient(), addr.recipient(), running)
             }
             RuntimeAdapterKind::Fake => {
@@ -35,11 +38,11 @@ pub fn factory() -> AdapterFactory {
     })
 }
 
-fn cri_client(spec: &AdapterSpec) -> Result<CriClient, String> {
+fn cri_client(spec: &AdapterSpec) -> Result<CriClient, AdapterStartError> {
     let mut config = CriClientConfig::new(spec.runtime_endpoint.clone())
         .with_runtime_request_timeout(spec.request_timeout);
     if let Some(image_endpoint) = &spec.image_endpoint {
         config = config.with_image_endpoint(image_endpoint.clone());
     }
-    CriClient::new(&config).map_err(|err| err.to_string())
+    CriClient::new(&config).map_err(AdapterStartError::new)
 }

@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use sergeant_actors::config_watcher::VerbosityControl;
+use sergeant_actors::config_watcher::{VerbosityControl, VerbosityError};
 use sergeant_config::kubelet::{LogFormat, Logging};
 
 use crate::event_log;
@@ -73,6 +73,6 @@ pub fn init(
     Ok(Arc::new(move |verbosity| {
         handle
             .reload(filter_for(verbosity))
-            .map_err(|err| err.to_string())
+            .map_err(|err| VerbosityError(Box::new(err)))
     }))
 }

@@ -129,3 +129,40 @@ fn a_finished_pod_frees_its_share_at_admission() {
         "the Succeeded pod no longer counts against maxPods: {second}"
     );
 }
+
+/// A pod whose pod-level resources make it Guaranteed while its container sets none.
+const POD_LEVEL: &str = "  resources:\n    requests: {cpu: 100m, memory: 64Mi}\n    limits: {cpu: 100m, memory: 64Mi}\n";
+
+#[test]
+fn with_pod_level_resources_off_a_pod_is_classed_and_limited_by_its_containers_alone() {
+    let root = format!("/sergeant-plr-{}", std::process::id());
+    let _clean = CleanRoot(root.clone());
+    for (gate, class, cgroup_parent) in [
+        ("true", "Guaranteed", ""),
+        ("false", "BestEffort", "/besteffort"),
+    ] {
+        let node = Node::start_with(
+            &format!("plr-{gate}"),
+            &format!("cgroupRoot: {root}\nfeatureGates:\n  PodLevelResources: {gate}\n"),
+        );
+        node.write("plr.yaml", &pod("plr", "", POD_LEVEL));
+        let running = node.wait_pod("plr", "Running", |p| phase(p) == "Running");
+        assert_eq!(running["status"]["qosClass"], class, "{running}");
+        let uid = running["metadata"]["uid"].as_str().unwrap();
+        let pod_cgroup = format!("{root}/kubepods{cgroup_parent}/pod{uid}");
+        let limit = read("memory", &pod_cgroup, "memory.limit_in_bytes");
+        if gate == "true" {
+            assert_eq!(limit, (64 << 20).to_string(), "the pod-level limit");
+        } else {
+            assert!(
+                number(&limit) > 1 << 40,
+                "no limit from the unread pod-level resources: {limit}"
+            );
+        }
+        let (_, log) = node.agent.get("/debug/config");
+        assert!(
+            !log.contains("featureGates.PodLevelResources"),
+            "a gate sergeant switches is not warned about: {log}"
+        );
+    }
+}

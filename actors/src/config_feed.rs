@@ -7,7 +7,7 @@ use actix::{Actor, ActorStreamExt, Context, ContextFutureSpawner};
 
 use serde::Serialize;
 use sergeant_config::{FieldChange, NodeConfig};
-use sergeant_core::spec::NodeContext;
+use sergeant_core::spec::{NodeContext, SpecError};
 use tokio::sync::watch;
 
 /// What `/debug/config` shows: the configuration in force and the history of reloads.
@@ -65,18 +65,32 @@ pub fn feed(source: String, initial: NodeConfig) -> ConfigFeed {
     })
 }
 
+/// Why the node's settings for pods could not be read: the actors that need them fail with
+/// it (their supervisor restarts them). Its Display is the reason in their failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NodeContextError {
+    /// A setting cannot serve pods, or a node file could not be read.
+    #[error(transparent)]
+    Read(#[from] SpecError),
+    /// The read on the blocking pool did not finish: tokio's words for its panic or
+    /// cancellation, opaque.
+    #[error("reading did not finish: {0}")]
+    Unfinished(String),
+}
+
 /// The node's settings for pods under the configuration in force (its name, directories,
 /// cgroups, measured memory), read on a blocking thread.
 ///
 /// # Errors
-/// Why they could not be read, as text for the reader's status and failure.
-pub async fn node_context(config: &watch::Receiver<ConfigState>) -> Result<NodeContext, String> {
+/// [`NodeContextError`]: why they could not be read.
+pub async fn node_context(
+    config: &watch::Receiver<ConfigState>,
+) -> Result<NodeContext, NodeContextError> {
     let active = config.borrow().active.clone();
-    tokio::task::spawn_blocking(move || {
-        sergeant_host::node::node_context(&active).map_err(|e| e.to_string())
-    })
-    .await
-    .unwrap_or_else(|e| Err(format!("reading did not finish: {e}")))
+    tokio::task::spawn_blocking(move || sergeant_host::node::node_context(&active))
+        .await
+        .map_err(|e| NodeContextError::Unfinished(e.to_string()))?
+        .map_err(NodeContextError::from)
 }
 
 /// Calls `on_change` on the actor each time `feed` publishes a new value — for the

@@ -20,7 +20,35 @@ use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 
 /// Applies a new log verbosity; provided by `main`, which owns the log subscriber.
-pub type VerbosityControl = Arc<dyn Fn(u32) -> Result<(), String> + Send + Sync>;
+pub type VerbosityControl = Arc<dyn Fn(u32) -> Result<(), VerbosityError> + Send + Sync>;
+
+/// Why a new log verbosity could not be applied: the log subscriber's own error, kept as it
+/// is. Boxed, since `main` owns the subscriber and its type is not known here.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct VerbosityError(pub Box<dyn std::error::Error + Send + Sync>);
+
+/// Why the configuration file could not be read for a reload (the running configuration
+/// stays; the message is logged and shown at `/debug/config`).
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    /// The file could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Unreadable {
+        /// The configuration file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The read on the blocking pool did not finish.
+    #[error("{}: reading did not finish: {reason}", path.display())]
+    Unfinished {
+        /// The configuration file.
+        path: PathBuf,
+        /// tokio's words for the read's panic or cancellation: opaque.
+        reason: String,
+    },
+}
 
 /// How often the file is checked for changes.
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
@@ -57,10 +85,10 @@ impl ConfigWatcher {
 
     /// Takes the file's current text: ignores it when unchanged, otherwise validates, diffs
     /// and publishes it.
-    fn consider(&mut self, text: Result<String, String>) {
+    fn consider(&mut self, text: Result<String, ReadError>) {
         let text = match text {
             Ok(text) => text,
-            Err(message) => return self.reject(message),
+            Err(error) => return self.reject(error.to_string()),
         };
         if self.last_text.as_deref() == Some(text.as_str()) {
             return;
@@ -198,12 +226,15 @@ impl Handler<Reread> for ConfigWatcher {
             return;
         }
         let path = self.path.clone();
-        let shown = path.display().to_string();
         let read = async move {
-            match tokio::task::spawn_blocking(move || std::fs::read_to_string(&path)).await {
+            let file = path.clone();
+            match tokio::task::spawn_blocking(move || std::fs::read_to_string(&file)).await {
                 Ok(Ok(text)) => Ok(text),
-                Ok(Err(err)) => Err(format!("{shown}: cannot read: {err}")),
-                Err(err) => Err(format!("{shown}: reading did not finish: {err}")),
+                Ok(Err(source)) => Err(ReadError::Unreadable { path, source }),
+                Err(err) => Err(ReadError::Unfinished {
+                    path,
+                    reason: err.to_string(),
+                }),
             }
         };
         ctx.wait(read.into_actor(self).map(|text, act, _| act.consider(text)));

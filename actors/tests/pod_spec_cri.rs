@@ -28,7 +28,11 @@ use sergeant_messages::pods::core::{
     Container, EmptyDirVolumeSource, EnvVar, Pod, PodSpec, ResourceRequirements, Volume,
     VolumeMount,
 };
-use sergeant_runtime_adapters::cri::api::ContainerState;
+use sergeant_runtime_adapters::cri::api::{
+    ContainerState, ContainerStatusRequest, CreateContainerRequest, PullImageRequest,
+    RemoveContainerRequest, RemovePodSandboxRequest, RunPodSandboxRequest, StartContainerRequest,
+    StopContainerRequest, StopPodSandboxRequest,
+};
 use sergeant_runtime_adapters::cri::{image_named, CriClient, CriClientConfig};
 
 const ENDPOINT_VAR: &str = "SERGEANT_CRI_ENDPOINT";
@@ -143,12 +147,25 @@ async fn cleanup(
     cgroup: &str,
 ) {
     if let Some(id) = &created.container {
-        let _ = client.stop_container(id, 0).await;
-        let _ = client.remove_container(id).await;
+        let stop = StopContainerRequest {
+            container_id: id.clone(),
+            timeout: 0,
+        };
+        let _ = client.call(stop).await;
+        let remove = RemoveContainerRequest {
+            container_id: id.clone(),
+        };
+        let _ = client.call(remove).await;
     }
     if let Some(id) = &created.sandbox {
-        let _ = client.stop_pod_sandbox(id).await;
-        client.remove_pod_sandbox(id).await.expect("remove sandbox");
+        let stop = StopPodSandboxRequest {
+            pod_sandbox_id: id.clone(),
+        };
+        let _ = client.call(stop).await;
+        let remove = RemovePodSandboxRequest {
+            pod_sandbox_id: id.clone(),
+        };
+        client.call(remove).await.expect("remove sandbox");
     }
     let uid = pod.metadata.uid.as_deref().unwrap_or_default();
     teardown_pod_dir(uid, node).expect("teardown pod dir");
@@ -215,16 +232,25 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
         let sandbox =
             sandbox_config(&pod, &node, 0, resolv_conf.as_deref()).expect("sandbox config");
         let sandbox_id = client
-            .run_pod_sandbox(sandbox.clone(), "")
+            .call(RunPodSandboxRequest {
+                config: Some(sandbox.clone()),
+                runtime_handler: String::new(),
+            })
             .await
-            .expect("run sandbox");
+            .expect("run sandbox")
+            .pod_sandbox_id;
         created.sandbox = Some(sandbox_id.clone());
 
         let spec_container = &pod.spec.as_ref().expect("spec").containers[0];
         let image_id = client
-            .pull_image(image_named(SHELL_IMAGE), None, Some(sandbox.clone()))
+            .call(PullImageRequest {
+                image: Some(image_named(SHELL_IMAGE)),
+                auth: None,
+                sandbox_config: Some(sandbox.clone()),
+            })
             .await
-            .expect("pull");
+            .expect("pull")
+            .image_ref;
         prepare_container_log_dir(&pod, &spec_container.name, &node).expect("log dir");
         let termination_log = prepare_termination_log(&pod, spec_container, 0, &node)
             .expect("termination log")
@@ -248,12 +274,19 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
         // Created from the image's ID, as upstream's kubelet creates it: containerd takes it.
         assert!(image_id.starts_with("sha256:"), "{image_id}");
         let container_id = client
-            .create_container(&sandbox_id, config, sandbox.clone())
+            .call(CreateContainerRequest {
+                pod_sandbox_id: sandbox_id.clone(),
+                config: Some(config),
+                sandbox_config: Some(sandbox.clone()),
+            })
             .await
-            .expect("create container");
+            .expect("create container")
+            .container_id;
         created.container = Some(container_id.clone());
         client
-            .start_container(&container_id)
+            .call(StartContainerRequest {
+                container_id: container_id.clone(),
+            })
             .await
             .expect("start container");
 
@@ -266,7 +299,10 @@ async fn a_translated_pod_runs_on_containerd_with_its_volume_env_labels_and_limi
         assert!(termination_log.is_file());
 
         let status = client
-            .container_status(&container_id, false)
+            .call(ContainerStatusRequest {
+                container_id: container_id.clone(),
+                verbose: false,
+            })
             .await
             .expect("container status")
             .status

@@ -23,7 +23,9 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use sergeant_config::Endpoint;
-use sergeant_runtime_adapters::cri::api::PodSandboxState;
+use sergeant_runtime_adapters::cri::api::{
+    ListPodSandboxRequest, PodSandboxState, RemovePodSandboxRequest, StopPodSandboxRequest,
+};
 use sergeant_runtime_adapters::cri::CriClient;
 
 /// The kernel tunables the upstream kubelet sets when it starts (`/proc/sys/...`).
@@ -163,20 +165,25 @@ fn remove_sandboxes() -> Result<(usize, usize), String> {
     tokio.block_on(async {
         let client = CriClient::for_endpoint(endpoint).map_err(|e| e.to_string())?;
         let sandboxes = client
-            .list_pod_sandboxes(None)
+            .call(ListPodSandboxRequest { filter: None })
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?
+            .items;
         let ready = sandboxes
             .iter()
             .filter(|s| s.state == PodSandboxState::SandboxReady as i32)
             .count();
         for sandbox in &sandboxes {
             client
-                .stop_pod_sandbox(&sandbox.id)
+                .call(StopPodSandboxRequest {
+                    pod_sandbox_id: sandbox.id.clone(),
+                })
                 .await
                 .map_err(|e| format!("stopping sandbox {}: {e}", sandbox.id))?;
             client
-                .remove_pod_sandbox(&sandbox.id)
+                .call(RemovePodSandboxRequest {
+                    pod_sandbox_id: sandbox.id.clone(),
+                })
                 .await
                 .map_err(|e| format!("removing sandbox {}: {e}", sandbox.id))?;
         }

@@ -80,69 +80,92 @@ impl FromStr for Duration {
     /// units ns, us (µs), ms, s, m, h; a bare "0" is zero. Negative durations are refused
     /// because no configuration field gives them a meaning.
     fn from_str(text: &str) -> Result<Self, ParseError> {
-        let fail =
-            |reason: &str| ParseError::new(format!("\"{text}\" is not a duration: {reason}"));
+        let fail = |reason: DurationProblem| {
+            ParseError::new(format!("\"{text}\" is not a duration: {reason}"))
+        };
         let body = text.strip_prefix('+').unwrap_or(text);
         if body.starts_with('-') {
-            return Err(fail("negative durations are not allowed"));
+            return Err(fail(DurationProblem::Negative));
         }
         if body == "0" {
             return Ok(Duration::ZERO);
         }
         if body.is_empty() {
-            return Err(fail("it is empty (write e.g. \"30s\")"));
+            return Err(fail(DurationProblem::Empty));
         }
         let mut nanos: u128 = 0;
         let mut rest = body;
         while !rest.is_empty() {
-            let (term, after) = parse_term(rest).map_err(|reason| fail(&reason))?;
+            let (term, after) = parse_term(rest).map_err(fail)?;
             nanos = nanos
                 .checked_add(term)
                 .filter(|total| *total <= MAX_NANOS)
-                .ok_or_else(|| fail("it is too long"))?;
+                .ok_or_else(|| fail(DurationProblem::TooLong))?;
             rest = after;
         }
-        let secs = u64::try_from(nanos / NANOS_PER_SECOND).map_err(|_| fail("it is too long"))?;
+        let secs =
+            u64::try_from(nanos / NANOS_PER_SECOND).map_err(|_| fail(DurationProblem::TooLong))?;
         // The remainder of a division by 1e9 always fits in u32.
         let subsec = (nanos % NANOS_PER_SECOND) as u32;
         Ok(Duration(std::time::Duration::new(secs, subsec)))
     }
 }
 
+/// Why a text is not a duration: the reason after `"<text>" is not a duration: ` in the
+/// [`ParseError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum DurationProblem {
+    /// A leading `-`.
+    #[error("negative durations are not allowed")]
+    Negative,
+    /// Nothing after the optional `+`.
+    #[error("it is empty (write e.g. \"30s\")")]
+    Empty,
+    /// Past the longest duration Go holds.
+    #[error("it is too long")]
+    TooLong,
+    /// A term that does not start with a number (the rest of the text from there).
+    #[error("expected a number at \"{0}\"")]
+    NoNumber(String),
+    /// A number without a unit.
+    #[error("missing unit after \"{0}\" (use ns, us, ms, s, m or h)")]
+    NoUnit(String),
+    /// A unit that is not one of Go's.
+    #[error("unknown unit \"{0}\" (use ns, us, ms, s, m or h)")]
+    UnknownUnit(String),
+}
+
 /// Parses one `<decimal><unit>` term, returning its nanoseconds and the unparsed rest.
-fn parse_term(text: &str) -> Result<(u128, &str), String> {
+fn parse_term(text: &str) -> Result<(u128, &str), DurationProblem> {
     let number_len = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
     let (number, after) = text.split_at(number_len);
     let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
     if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
-        return Err(format!("expected a number at \"{text}\""));
+        return Err(DurationProblem::NoNumber(text.to_owned()));
     }
     let unit_len = after
         .find(|c: char| c.is_ascii_digit() || c == '.')
         .unwrap_or(after.len());
     let (unit, rest) = after.split_at(unit_len);
     if unit.is_empty() {
-        return Err(format!(
-            "missing unit after \"{number}\" (use ns, us, ms, s, m or h)"
-        ));
+        return Err(DurationProblem::NoUnit(number.to_owned()));
     }
     let scale = UNITS
         .iter()
         .find(|(name, _)| *name == unit)
         .map(|(_, scale)| *scale)
-        .ok_or_else(|| format!("unknown unit \"{unit}\" (use ns, us, ms, s, m or h)"))?;
-    let too_long = || "it is too long".to_string();
+        .ok_or_else(|| DurationProblem::UnknownUnit(unit.to_owned()))?;
     let whole_nanos = digits_value(whole)
         .and_then(|value| value.checked_mul(scale))
-        .ok_or_else(too_long)?;
+        .ok_or(DurationProblem::TooLong)?;
     // Fractions finer than a nanosecond are truncated, as Go does; 19 digits is below u128 range.
     let kept = &fraction[..fraction.len().min(19)];
     let fraction_nanos = digits_value(kept)
         .and_then(|value| value.checked_mul(scale))
         .map(|value| value / 10u128.pow(kept.len() as u32))
-        .ok_or_else(too_long)?;
+        .ok_or(DurationProblem::TooLong)?;
     Ok((whole_nanos + fraction_nanos, rest))
 }
 

@@ -387,6 +387,11 @@ pub const SWITCHED: &[(&str, &str)] = &[
         "off: crashLoopBackOff.maxContainerRestartPeriod may not be set, the back-off cap is 5m",
     ),
     (
+        "PodLevelResources",
+        "off: a pod's pod-level spec.resources is not read: its QoS class, pod cgroup, \
+         admission and downward API values come from its containers",
+    ),
+    (
         "RestartAllContainersOnContainerExits",
         "off: a RestartAllContainers rule falls back to the container's policy, no reset, \
          not declared",
@@ -537,8 +542,15 @@ mod tests {
             check(&gates(&[("PodLevelResources", true)])).unwrap(),
             Vec::new()
         );
-        let notices = check(&gates(&[("PodLevelResources", false)])).unwrap();
+        let notices = check(&gates(&[(
+            "InPlacePodLevelResourcesVerticalScaling",
+            false,
+        )]))
+        .unwrap();
         assert_eq!(notices.len(), 1);
-        assert_eq!(notices[0].field, "featureGates.PodLevelResources");
+        assert_eq!(
+            notices[0].field,
+            "featureGates.InPlacePodLevelResourcesVerticalScaling"
+        );
     }
 }

@@ -38,6 +38,18 @@ impl SysctlNamespace {
     }
 }
 
+/// Why an `allowedUnsafeSysctls` entry is refused when the configuration loads: it is not a
+/// sysctl name or pattern, or it names sysctls a pod would change for the whole node.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SysctlPatternError {
+    /// Not a sysctl name or a `prefix*` pattern.
+    #[error("{0:?} is not a sysctl name or a `prefix*` pattern")]
+    Malformed(String),
+    /// A sysctl (or prefix) not known to belong to a kernel namespace.
+    #[error("{0:?} is not known to be namespaced: a pod would change it for the whole node")]
+    NotNamespaced(String),
+}
+
 /// One allowed sysctl name, or a `prefix*` pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SysctlPattern {
@@ -51,9 +63,9 @@ impl SysctlPattern {
     ///
     /// # Errors
     ///
-    /// A reason when it is not a sysctl name or `prefix*` pattern, or names sysctls not known
-    /// to be namespaced.
-    pub fn parse(pattern: &str) -> Result<Self, String> {
+    /// [`SysctlPatternError`] when it is not a sysctl name or `prefix*` pattern, or names
+    /// sysctls not known to be namespaced.
+    pub fn parse(pattern: &str) -> Result<Self, SysctlPatternError> {
         let normalized = normalize(pattern);
         let (stem, prefix) = match normalized.strip_suffix('*') {
             Some(stem) => (stem, true),
@@ -64,13 +76,10 @@ impl SysctlPattern {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
         if !valid {
-            return Err(format!(
-                "{pattern:?} is not a sysctl name or a `prefix*` pattern"
-            ));
+            return Err(SysctlPatternError::Malformed(pattern.to_owned()));
         }
-        let namespace = SysctlNamespace::of(stem).ok_or_else(|| {
-            format!("{pattern:?} is not known to be namespaced: a pod would change it for the whole node")
-        })?;
+        let namespace = SysctlNamespace::of(stem)
+            .ok_or_else(|| SysctlPatternError::NotNamespaced(pattern.to_owned()))?;
         Ok(Self {
             stem: stem.to_owned(),
             prefix,
@@ -124,9 +133,20 @@ mod tests {
         );
         assert_eq!(somaxconn.allows("net.core.somaxconn2"), None);
         let err = SysctlPattern::parse("vm.swappiness").unwrap_err();
-        assert!(err.contains("not known to be namespaced"), "{err}");
+        assert_eq!(
+            err,
+            SysctlPatternError::NotNamespaced("vm.swappiness".into())
+        );
+        assert!(
+            err.to_string().contains("not known to be namespaced"),
+            "{err}"
+        );
         for bad in ["*", "net.core.*x", "", "net core"] {
-            assert!(SysctlPattern::parse(bad).is_err(), "{bad:?}");
+            assert_eq!(
+                SysctlPattern::parse(bad),
+                Err(SysctlPatternError::Malformed(bad.into())),
+                "{bad:?}"
+            );
         }
     }
 

@@ -201,20 +201,35 @@ fn pod_cidr(config: &KubeletConfiguration) -> Check {
     })
 }
 
+/// Why a `podCIDR` range is not a CIDR: the reason after `"<range>" is not a CIDR: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum CidrProblem {
+    /// No `/N`.
+    #[error("no prefix length (/N)")]
+    NoPrefix,
+    /// The part before the `/` is not an address.
+    #[error("{0:?} is not an IP address")]
+    NotAnAddress(String),
+    /// The prefix length is not a number up to the address's bits.
+    #[error("the prefix length must be 0 to {max}")]
+    PrefixLength {
+        /// 32 or 128.
+        max: u8,
+    },
+}
+
 /// Whether `range` (`10.244.0.0/24`, `fd00::/64`) is an IPv6 CIDR.
-fn cidr_family(range: &str) -> Result<bool, String> {
-    let (address, prefix) = range
-        .split_once('/')
-        .ok_or_else(|| "no prefix length (/N)".to_string())?;
+fn cidr_family(range: &str) -> Result<bool, CidrProblem> {
+    let (address, prefix) = range.split_once('/').ok_or(CidrProblem::NoPrefix)?;
     let address: std::net::IpAddr = address
         .parse()
-        .map_err(|_| format!("{address:?} is not an IP address"))?;
+        .map_err(|_| CidrProblem::NotAnAddress(address.to_owned()))?;
     let max = if address.is_ipv6() { 128 } else { 32 };
     prefix
         .parse::<u8>()
         .ok()
         .filter(|p| *p <= max)
-        .ok_or_else(|| format!("the prefix length must be 0 to {max}"))?;
+        .ok_or(CidrProblem::PrefixLength { max })?;
     Ok(address.is_ipv6())
 }
 

@@ -115,9 +115,19 @@ fn feature_gates_are_checked_against_the_pinned_release() {
         .warnings
         .iter()
         .any(|w| w.field.starts_with("featureGates")));
-    let config = parse("featureGates:\n  PodLevelResources: false\n").unwrap();
-    let warning = warning_about(&config, "featureGates.PodLevelResources");
+    let config =
+        parse("featureGates:\n  InPlacePodLevelResourcesVerticalScaling: false\n").unwrap();
+    let warning = warning_about(
+        &config,
+        "featureGates.InPlacePodLevelResourcesVerticalScaling",
+    );
     assert_eq!(warning.line, Some(4));
+    // A gate sergeant switches is acted on, not warned about.
+    let config = parse("featureGates:\n  PodLevelResources: false\n").unwrap();
+    assert!(!config
+        .warnings
+        .iter()
+        .any(|w| w.field.starts_with("featureGates")));
 }
 
 #[test]

@@ -43,6 +43,7 @@ pub mod resize;
 pub mod resize_memory;
 pub mod restart;
 pub mod runtime;
+pub mod runtime_class;
 pub mod source;
 pub mod spec;
 pub mod stats;

@@ -773,6 +773,16 @@ disabled_plugins = [
           Root = "$dir/runc"
           SystemdCgroup = false
 
+      # A second handler for RuntimeClass tests, named as upstream's e2e suite expects one
+      # (`test-handler`): runc again, with its own state directory.
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler]
+        runtime_type = "io.containerd.runc.v2"
+
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.test-handler.options]
+          BinaryName = "runc"
+          Root = "$dir/test-handler"
+          SystemdCgroup = false
+
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "$CNI_BIN_DIR"
       conf_dir = "$dir/cni/net.d"

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use sergeant_config::NodeConfig;
 use sergeant_core::allocatable::NodeResources;
 use sergeant_core::node_status::facts::MachineFacts;
+use sergeant_core::spec::SpecError;
 
 use crate::{filesystem, node};
 
@@ -26,13 +27,14 @@ const UNKNOWN_OS: &str = "Linux";
 pub enum MachineError {
     /// The node's settings (name, memory size) could not be read.
     #[error("node settings: {0}")]
-    Node(String),
+    Node(#[source] SpecError),
     /// A file every Linux machine has could not be read.
     #[error("{path}: {reason}")]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
+        #[source]
         reason: io::Error,
     },
     /// The root dir's filesystem could not be measured.
@@ -41,6 +43,7 @@ pub enum MachineError {
         /// The directory measured.
         path: PathBuf,
         /// Why.
+        #[source]
         reason: io::Error,
     },
 }
@@ -51,7 +54,7 @@ pub enum MachineError {
 /// [`MachineError`] when the node settings, the boot id or the kernel release cannot be read,
 /// or the root dir's filesystem cannot be measured.
 pub fn read(config: &NodeConfig) -> Result<MachineFacts, MachineError> {
-    let node = node::node_context(config).map_err(|e| MachineError::Node(e.to_string()))?;
+    let node = node::node_context(config).map_err(MachineError::Node)?;
     let storage = filesystem_bytes(&node.root_dir)?;
     Ok(MachineFacts {
         internal_ip: node.node_ip,

@@ -16,11 +16,26 @@ pub(crate) struct MountEntry {
     pub(crate) super_options: String,
 }
 
-/// The mounts of this process's mount namespace; the error is a reason for messages.
-pub(crate) fn mounts() -> Result<Vec<MountEntry>, String> {
+/// Why the mount table could not be read. Its own type because the volumes and the cgroup
+/// setup both read the table and pass this on; the I/O error is its source, so a caller can
+/// tell a missing `/proc` from a refused read.
+#[derive(Debug, thiserror::Error)]
+#[error("{MOUNTINFO}: {}", io_reason(.source))]
+pub struct MountTableError {
+    /// Why `/proc/self/mountinfo` could not be read.
+    #[source]
+    source: std::io::Error,
+}
+
+/// The mounts of this process's mount namespace.
+///
+/// # Errors
+///
+/// [`MountTableError`] when `/proc/self/mountinfo` cannot be read.
+pub(crate) fn mounts() -> Result<Vec<MountEntry>, MountTableError> {
     std::fs::read_to_string(MOUNTINFO)
         .map(|text| parse(&text))
-        .map_err(|e| format!("{MOUNTINFO}: {}", io_reason(&e)))
+        .map_err(|source| MountTableError { source })
 }
 
 /// Whether `path` is a mount point of file system `fs_type` in `mounts`.

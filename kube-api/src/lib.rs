@@ -13,6 +13,7 @@
 
 mod backoff;
 mod client;
+mod failure;
 mod forbidden;
 mod node;
 mod object_cache;

@@ -11,9 +11,12 @@ use kube::api::ListParams;
 use kube::{Api, Client};
 use sergeant_messages::pods::core::Pod;
 
+use super::failure::api_failure;
 use super::object_cache::{Fetched, ObjectUser};
 use super::token::{TokenCache, TokenOwner};
-use sergeant_core::spec::{linked_services, references, LinkedService, PodObjects};
+use sergeant_core::spec::{
+    linked_services, references, ApiRequest, LinkedService, ObjectError, PodObjects,
+};
 
 /// Fetches every object `pod` refers to (see [`references`]): its config maps and secrets
 /// through `user`, which registers them as the pod's first (the objects a pod no longer refers
@@ -41,7 +44,7 @@ pub async fn fetch_pod_objects(
                 objects.insert(*kind, name, Some(data));
             }
             Ok(None) => objects.insert(*kind, name, None),
-            Err(reason) => objects.insert_failure(*kind, name, reason),
+            Err(error) => objects.insert_failure(*kind, name, error),
         }
     }
     let owner = TokenOwner {
@@ -66,25 +69,36 @@ async fn services(
     user: &ObjectUser,
     pod: &Pod,
     namespace: &str,
-) -> Result<Vec<LinkedService>, String> {
+) -> Result<Vec<LinkedService>, ObjectError> {
     let empty = PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
     let links = spec.enable_service_links != Some(false);
     if let Some((listed, master)) = user.services(namespace, links).await {
         return Ok(linked_services(spec, &listed, master.as_ref()));
     }
+    let failed = |request: ApiRequest| {
+        move |e: kube::Error| ObjectError::Api {
+            request,
+            failure: api_failure(&e),
+        }
+    };
     let listed = if !links {
         Vec::new()
     } else {
         Api::<Service>::namespaced(client.clone(), namespace)
             .list(&ListParams::default())
             .await
-            .map_err(|e| format!("listing the services of namespace {namespace}: {e}"))?
+            .map_err(failed(ApiRequest::ListServices {
+                namespace: namespace.to_owned(),
+            }))?
             .items
     };
     let master = Api::<Service>::namespaced(client.clone(), "default")
         .get_opt("kubernetes")
         .await
-        .map_err(|e| format!("reading service default/kubernetes: {e}"))?;
+        .map_err(failed(ApiRequest::ReadService {
+            namespace: "default".to_owned(),
+            name: "kubernetes".to_owned(),
+        }))?;
     Ok(linked_services(spec, &listed, master.as_ref()))
 }

@@ -10,8 +10,9 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::PostParams;
 use kube::{Api, Client};
 
+use super::failure::api_failure;
 use super::forbidden::retry_forbidden;
-use sergeant_core::spec::TokenKey;
+use sergeant_core::spec::{ApiRequest, ObjectError, TokenKey};
 
 /// A token is renewed at the latest after this long, whatever its lifetime.
 const MAX_TOKEN_AGE: Duration = Duration::from_secs(24 * 60 * 60);
@@ -56,13 +57,14 @@ impl TokenCache {
     ///
     /// # Errors
     ///
-    /// A reason naming the service account when the API server refuses or cannot be reached.
+    /// [`ObjectError::Api`] naming the service account when the API server refuses or cannot
+    /// be reached; [`ObjectError::NoTokenInAnswer`] when it answers without a token.
     pub async fn token(
         &mut self,
         client: &Client,
         owner: TokenOwner<'_>,
         key: &TokenKey,
-    ) -> Result<String, String> {
+    ) -> Result<String, ObjectError> {
         let now = SystemTime::now();
         if let Some(cached) = self.tokens.get(key).filter(|t| !t.is_due(now)) {
             return Ok(cached.token.clone());
@@ -83,7 +85,7 @@ async fn request(
     client: &Client,
     owner: TokenOwner<'_>,
     key: &TokenKey,
-) -> Result<IssuedToken, String> {
+) -> Result<IssuedToken, ObjectError> {
     let request = TokenRequest {
         spec: TokenRequestSpec {
             audiences: if key.audience.is_empty() {
@@ -102,22 +104,24 @@ async fn request(
         ..TokenRequest::default()
     };
     let issued = SystemTime::now();
-    let what = format!(
-        "requesting a token of service account {}/{}",
-        owner.namespace, key.service_account
-    );
+    let asked = ApiRequest::Token {
+        namespace: owner.namespace.to_owned(),
+        service_account: key.service_account.clone(),
+    };
+    let what = asked.to_string();
     let accounts = Api::<ServiceAccount>::namespaced(client.clone(), owner.namespace);
     let params = PostParams::default();
     let answer = retry_forbidden(&what, || {
         accounts.create_token_request(&key.service_account, &params, &request)
     })
     .await
-    .map_err(|e| format!("{what}: {e}"))?;
-    let status = answer.status.ok_or_else(|| {
-        format!(
-            "the token request of service account {}/{} was answered without a token",
-            owner.namespace, key.service_account
-        )
+    .map_err(|e| ObjectError::Api {
+        failure: api_failure(&e),
+        request: asked,
+    })?;
+    let status = answer.status.ok_or_else(|| ObjectError::NoTokenInAnswer {
+        namespace: owner.namespace.to_owned(),
+        service_account: key.service_account.clone(),
     })?;
     Ok(IssuedToken {
         token: status.token,

@@ -24,7 +24,9 @@ use std::time::{Duration, Instant};
 use hyper_util::rt::TokioIo;
 use k8s_cri::v1::image_service_client::ImageServiceClient;
 use k8s_cri::v1::runtime_service_client::RuntimeServiceClient;
-use k8s_cri::v1::{ImageSpec, ImageStatusRequest, ListContainersRequest, VersionRequest};
+use k8s_cri::v1::{
+    ImageSpec, ImageStatusRequest, ListContainersRequest, PullImageRequest, VersionRequest,
+};
 use rounds::Rounds;
 use serde_json::{json, Value};
 use sergeant_config::Endpoint;
@@ -82,7 +84,12 @@ async fn bench(endpoint: Endpoint, socket: PathBuf) -> Result<(), BoxError> {
     // Record metrics for real, as the agent does: their cost is part of the overhead.
     let _metrics = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
     let client = CriClient::for_endpoint(endpoint.clone())?;
-    client.pull_image(image_named(IMAGE), None, None).await?;
+    client
+        .call(PullImageRequest {
+            image: Some(image_named(IMAGE)),
+            ..PullImageRequest::default()
+        })
+        .await?;
 
     let channel = tonic::transport::Endpoint::from_static("http://localhost")
         .connect_with_connector(service_fn(move |_: Uri| {
@@ -182,9 +189,16 @@ fn summarize(mut samples: Samples) -> [Value; 3] {
 /// One call of operation `op` through `CriClient`.
 async fn wrapped_call(client: &CriClient, op: usize) -> Result<(), BoxError> {
     match op {
-        0 => drop(client.version().await?),
-        1 => drop(client.list_containers(None).await?),
-        _ => drop(client.image_status(image_named(IMAGE), false).await?),
+        0 => drop(client.call(VersionRequest::default()).await?),
+        1 => drop(client.call(ListContainersRequest { filter: None }).await?),
+        _ => drop(
+            client
+                .call(ImageStatusRequest {
+                    image: Some(image_named(IMAGE)),
+                    verbose: false,
+                })
+                .await?,
+        ),
     }
     Ok(())
 }

@@ -3,16 +3,23 @@
 
 mod common;
 
+use sergeant_runtime_adapters::cri::api::VersionRequest;
 use sergeant_runtime_adapters::cri::CriError;
 
 #[tokio::test]
 async fn the_call_failpoint_makes_calls_unavailable() {
     let scenario = fail::FailScenario::setup();
     let client = common::client();
-    client.version().await.expect("works without the failpoint");
+    client
+        .call(VersionRequest::default())
+        .await
+        .expect("works without the failpoint");
 
     fail::cfg("cri::call", "return(injected by test)").expect("configure failpoint");
-    let err = client.version().await.expect_err("failpoint active");
+    let err = client
+        .call(VersionRequest::default())
+        .await
+        .expect_err("failpoint active");
     assert!(
         matches!(
             err,
@@ -26,6 +33,9 @@ async fn the_call_failpoint_makes_calls_unavailable() {
     assert!(err.message().contains("injected by test"), "{err}");
 
     fail::remove("cri::call");
-    client.version().await.expect("works again");
+    client
+        .call(VersionRequest::default())
+        .await
+        .expect("works again");
     scenario.teardown();
 }

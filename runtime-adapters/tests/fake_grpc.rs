@@ -20,8 +20,11 @@ use actix::Actor;
 use sergeant_messages::runtime::{RuntimeCall, RuntimeOperation, RuntimeRequest};
 use sergeant_messages::runtime_error::RuntimeError;
 use sergeant_runtime_adapters::cri::api::{
-    ContainerConfig, ContainerFilter, ContainerMetadata, ContainerState, ImageSpec,
-    ImageStatusRequest, PodSandboxConfig, PodSandboxMetadata, PullImageRequest,
+    ContainerConfig, ContainerFilter, ContainerMetadata, ContainerState, ContainerStatusRequest,
+    CreateContainerRequest, GetEventsRequest, ImageSpec, ImageStatusRequest, ListContainersRequest,
+    ListPodSandboxRequest, PodSandboxConfig, PodSandboxMetadata, PodSandboxStatusRequest,
+    PullImageRequest, RemoveContainerRequest, RemovePodSandboxRequest, RunPodSandboxRequest,
+    StartContainerRequest, StopContainerRequest, StopPodSandboxRequest, VersionRequest,
 };
 use sergeant_runtime_adapters::cri::{image_named, CriAdapter, CriClient, CriClientConfig};
 use sergeant_runtime_adapters::fake::grpc::{Listener, Recorder};
@@ -107,33 +110,68 @@ fn container_config(name: &str, image: &str) -> ContainerConfig {
     }
 }
 
+/// The request that pulls `image` by its name alone.
+fn pull(image: &str) -> PullImageRequest {
+    PullImageRequest {
+        image: Some(image_named(image)),
+        ..Default::default()
+    }
+}
+
+/// The request that runs a sandbox of `pod` with `runtime_handler`.
+fn run_sandbox(pod: &PodSandboxConfig, runtime_handler: &str) -> RunPodSandboxRequest {
+    RunPodSandboxRequest {
+        config: Some(pod.clone()),
+        runtime_handler: runtime_handler.to_owned(),
+    }
+}
+
+/// The request that creates `config` in `sandbox`, a sandbox of `pod`.
+fn create(sandbox: &str, config: ContainerConfig, pod: PodSandboxConfig) -> CreateContainerRequest {
+    CreateContainerRequest {
+        pod_sandbox_id: sandbox.to_owned(),
+        config: Some(config),
+        sandbox_config: Some(pod),
+    }
+}
+
+/// The request that starts container `id`.
+fn start(id: &str) -> StartContainerRequest {
+    StartContainerRequest {
+        container_id: id.to_owned(),
+    }
+}
+
 /// Pulls `img:1` and starts a container `c` of it in `sandbox`; returns its ID.
 async fn started_container(cri: &CriClient, sandbox: &str, pod: PodSandboxConfig) -> String {
-    cri.pull_image(image_named("img:1"), None, None)
-        .await
-        .expect("pull");
+    cri.call(pull("img:1")).await.expect("pull");
     let id = cri
-        .create_container(sandbox, container_config("c", "img:1"), pod)
+        .call(create(sandbox, container_config("c", "img:1"), pod))
         .await
-        .expect("create");
-    cri.start_container(&id).await.expect("start");
+        .expect("create")
+        .container_id;
+    cri.call(start(&id)).await.expect("start");
     id
 }
 
 #[test]
 fn a_pod_lifecycle_makes_the_round_trip() {
     with_served_fake(FakeRuntime::new(), |cri| async move {
-        let version = cri.version().await.expect("version");
+        let version = cri.call(VersionRequest::default()).await.expect("version");
         assert_eq!(version.runtime_name, "sergeant-fake");
         assert_eq!(version.runtime_api_version, "v1");
 
         let pod = sandbox_config("web");
         let sandbox = cri
-            .run_pod_sandbox(pod.clone(), "")
+            .call(run_sandbox(&pod, ""))
             .await
-            .expect("run sandbox");
+            .expect("run sandbox")
+            .pod_sandbox_id;
         let status = cri
-            .pod_sandbox_status(&sandbox, false)
+            .call(PodSandboxStatusRequest {
+                pod_sandbox_id: sandbox.clone(),
+                verbose: false,
+            })
             .await
             .expect("sandbox status");
         let status = status.status.expect("a sandbox status");
@@ -145,40 +183,77 @@ fn a_pod_lifecycle_makes_the_round_trip() {
 
         let image = "mcr.microsoft.com/windows/nanoserver:ltsc2022";
         let image_ref = cri
-            .pull_image(image_named(image), None, Some(pod.clone()))
+            .call(PullImageRequest {
+                sandbox_config: Some(pod.clone()),
+                ..pull(image)
+            })
             .await
-            .expect("pull");
+            .expect("pull")
+            .image_ref;
         assert!(!image_ref.is_empty(), "the pull names the image it stored");
 
         let created = cri
-            .create_container(&sandbox, container_config("app", image), pod.clone())
+            .call(create(
+                &sandbox,
+                container_config("app", image),
+                pod.clone(),
+            ))
             .await
-            .expect("create");
-        cri.start_container(&created).await.expect("start");
+            .expect("create")
+            .container_id;
+        cri.call(start(&created)).await.expect("start");
         let running = cri
-            .list_containers(Some(ContainerFilter {
-                pod_sandbox_id: sandbox.clone(),
-                ..Default::default()
-            }))
+            .call(ListContainersRequest {
+                filter: Some(ContainerFilter {
+                    pod_sandbox_id: sandbox.clone(),
+                    ..Default::default()
+                }),
+            })
             .await
-            .expect("list");
+            .expect("list")
+            .containers;
         assert_eq!(running.len(), 1);
         assert_eq!(running[0].id, created);
         assert_eq!(running[0].state, ContainerState::ContainerRunning as i32);
 
-        cri.stop_container(&created, 0).await.expect("stop");
-        let stopped = cri.container_status(&created, false).await.expect("status");
+        cri.call(StopContainerRequest {
+            container_id: created.clone(),
+            timeout: 0,
+        })
+        .await
+        .expect("stop");
+        let stopped = cri
+            .call(ContainerStatusRequest {
+                container_id: created.clone(),
+                verbose: false,
+            })
+            .await
+            .expect("status");
         let stopped = stopped.status.expect("a container status");
         assert_eq!(stopped.state, ContainerState::ContainerExited as i32);
         let log_path = Path::new(&log_directory("web")).join("app.log");
         assert_eq!(Path::new(&stopped.log_path), log_path);
 
-        cri.remove_container(&created).await.expect("remove");
-        cri.stop_pod_sandbox(&sandbox).await.expect("stop sandbox");
-        cri.remove_pod_sandbox(&sandbox)
+        cri.call(RemoveContainerRequest {
+            container_id: created,
+        })
+        .await
+        .expect("remove");
+        cri.call(StopPodSandboxRequest {
+            pod_sandbox_id: sandbox.clone(),
+        })
+        .await
+        .expect("stop sandbox");
+        cri.call(RemovePodSandboxRequest {
+            pod_sandbox_id: sandbox,
+        })
+        .await
+        .expect("remove sandbox");
+        let left = cri
+            .call(ListPodSandboxRequest::default())
             .await
-            .expect("remove sandbox");
-        let left = cri.list_pod_sandboxes(None).await.expect("list sandboxes");
+            .expect("list sandboxes")
+            .items;
         assert!(left.is_empty(), "nothing is left: {left:?}");
     });
 }
@@ -187,7 +262,12 @@ fn a_pod_lifecycle_makes_the_round_trip() {
 fn error_kinds_survive_the_wire() {
     let runtime = FakeRuntime::new().fail_pulls_matching("registry.invalid/");
     with_served_fake(runtime, |cri| async move {
-        let missing = cri.container_status("no-such-container", false).await;
+        let missing = cri
+            .call(ContainerStatusRequest {
+                container_id: "no-such-container".to_owned(),
+                verbose: false,
+            })
+            .await;
         assert!(
             matches!(
                 missing,
@@ -198,28 +278,30 @@ fn error_kinds_survive_the_wire() {
             ),
             "{missing:?}"
         );
-        let pull = cri
-            .pull_image(image_named("registry.invalid/app:1"), None, None)
-            .await;
+        let pull = cri.call(pull("registry.invalid/app:1")).await;
         assert!(
             matches!(&pull, Err(RuntimeError::NotFound { message, .. }) if message.contains("registry.invalid/app:1")),
             "{pull:?}"
         );
         let pod = sandbox_config("twice");
-        cri.run_pod_sandbox(pod.clone(), "")
+        cri.call(run_sandbox(&pod, ""))
             .await
             .expect("first sandbox");
-        let again = cri.run_pod_sandbox(pod, "").await;
+        let again = cri.call(run_sandbox(&pod, "")).await;
         assert!(
             matches!(again, Err(RuntimeError::AlreadyExists { .. })),
             "{again:?}"
         );
-        let sandbox = cri.list_pod_sandboxes(None).await.expect("list")[0]
+        let sandbox = cri
+            .call(ListPodSandboxRequest::default())
+            .await
+            .expect("list")
+            .items[0]
             .id
             .clone();
         let pod = sandbox_config("twice");
         let id = started_container(&cri, &sandbox, pod).await;
-        let restart = cri.start_container(&id).await;
+        let restart = cri.call(start(&id)).await;
         assert!(
             matches!(&restart, Err(RuntimeError::Other { code, .. }) if code == "FailedPrecondition"),
             "{restart:?}"
@@ -230,9 +312,13 @@ fn error_kinds_survive_the_wire() {
 #[test]
 fn container_events_stream_over_the_wire() {
     with_served_fake(FakeRuntime::new(), |cri| async move {
-        let mut events = cri.container_events().await.expect("subscribe");
+        let mut events = cri.call(GetEventsRequest {}).await.expect("subscribe");
         let pod = sandbox_config("evented");
-        let sandbox = cri.run_pod_sandbox(pod.clone(), "").await.expect("sandbox");
+        let sandbox = cri
+            .call(run_sandbox(&pod, ""))
+            .await
+            .expect("sandbox")
+            .pod_sandbox_id;
         let id = started_container(&cri, &sandbox, pod).await;
         let mut seen = Vec::new();
         while !seen
@@ -262,11 +348,14 @@ fn a_recording_server_keeps_the_requests_that_shape_a_pod() {
     with_recording_fake(FakeRuntime::new(), Some(recorder), |cri| async move {
         let pod = sandbox_config("recorded");
         let sandbox = cri
-            .run_pod_sandbox(pod.clone(), "handler-a")
+            .call(run_sandbox(&pod, "handler-a"))
             .await
-            .expect("sandbox");
+            .expect("sandbox")
+            .pod_sandbox_id;
         started_container(&cri, &sandbox, pod).await;
-        cri.list_containers(None).await.expect("list");
+        cri.call(ListContainersRequest::default())
+            .await
+            .expect("list");
     });
     let record = std::fs::read_to_string(&file).expect("read the record");
     let lines: Vec<serde_json::Value> = record

@@ -5,12 +5,16 @@ mod common;
 use std::time::{Duration, Instant};
 
 use sergeant_config::Endpoint;
+use sergeant_runtime_adapters::cri::api::{GetEventsRequest, StatusRequest, VersionRequest};
 use sergeant_runtime_adapters::cri::{ConnectError, CriClient, CriError, RuntimeConditions};
 
 #[tokio::test]
 async fn version_names_containerd_and_cri_v1() {
     let client = common::client();
-    let version = client.version().await.expect("version");
+    let version = client
+        .call(VersionRequest::default())
+        .await
+        .expect("version");
     assert_eq!(version.runtime_name, "containerd", "{version:?}");
     assert_eq!(version.runtime_api_version, "v1", "{version:?}");
     assert!(!version.runtime_version.is_empty(), "{version:?}");
@@ -19,7 +23,10 @@ async fn version_names_containerd_and_cri_v1() {
 #[tokio::test]
 async fn status_reports_runtime_and_network_ready() {
     let client = common::client();
-    let status = client.status(false).await.expect("status");
+    let status = client
+        .call(StatusRequest { verbose: false })
+        .await
+        .expect("status");
     let conditions = RuntimeConditions::from_status(&status);
     assert!(conditions.is_runtime_ready(), "{conditions:?}");
     assert!(conditions.is_network_ready(), "{conditions:?}");
@@ -28,7 +35,7 @@ async fn status_reports_runtime_and_network_ready() {
 #[tokio::test]
 async fn container_events_are_unimplemented_on_containerd_1_6() {
     let client = common::client();
-    match client.container_events().await {
+    match client.call(GetEventsRequest {}).await {
         Err(CriError::Unimplemented { operation, .. }) => {
             assert_eq!(operation, "get_container_events");
         }
@@ -44,7 +51,10 @@ async fn a_missing_socket_is_unavailable_fast_not_a_construction_error() {
         Endpoint::parse(&format!("unix://{}/none.sock", dir.path().display())).expect("endpoint");
     let client = CriClient::for_endpoint(endpoint).expect("lazy client");
     let started = Instant::now();
-    let err = client.version().await.expect_err("nothing listens");
+    let err = client
+        .call(VersionRequest::default())
+        .await
+        .expect_err("nothing listens");
     assert!(
         matches!(
             err,

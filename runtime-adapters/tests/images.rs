@@ -2,6 +2,9 @@
 
 mod common;
 
+use sergeant_runtime_adapters::cri::api::{
+    ImageStatusRequest, ListImagesRequest, PullImageRequest, RemoveImageRequest,
+};
 use sergeant_runtime_adapters::cri::{image_named, CriError};
 
 use common::{MISSING_IMAGE, SHELL_IMAGE};
@@ -10,13 +13,20 @@ use common::{MISSING_IMAGE, SHELL_IMAGE};
 async fn pull_from_the_local_registry_then_image_status_shows_it() {
     let client = common::client();
     let image_ref = client
-        .pull_image(image_named(SHELL_IMAGE), None, None)
+        .call(PullImageRequest {
+            image: Some(image_named(SHELL_IMAGE)),
+            ..PullImageRequest::default()
+        })
         .await
-        .expect("pull");
+        .expect("pull")
+        .image_ref;
     assert!(image_ref.starts_with("sha256:"), "{image_ref}");
 
     let status = client
-        .image_status(image_named(SHELL_IMAGE), false)
+        .call(ImageStatusRequest {
+            image: Some(image_named(SHELL_IMAGE)),
+            verbose: false,
+        })
         .await
         .expect("image status");
     let image = status.image.expect("the pulled image is present");
@@ -27,7 +37,11 @@ async fn pull_from_the_local_registry_then_image_status_shows_it() {
     );
     assert!(image.size > 0);
 
-    let images = client.list_images(None).await.expect("list images");
+    let images = client
+        .call(ListImagesRequest { filter: None })
+        .await
+        .expect("list images")
+        .images;
     assert!(
         images.iter().any(|i| i.id == image_ref),
         "pulled image not listed"
@@ -38,7 +52,10 @@ async fn pull_from_the_local_registry_then_image_status_shows_it() {
 async fn pulling_a_missing_image_is_not_found_naming_the_image() {
     let client = common::client();
     let err = client
-        .pull_image(image_named(MISSING_IMAGE), None, None)
+        .call(PullImageRequest {
+            image: Some(image_named(MISSING_IMAGE)),
+            ..PullImageRequest::default()
+        })
         .await
         .expect_err("the registry has no such image");
     assert!(
@@ -58,12 +75,17 @@ async fn pulling_a_missing_image_is_not_found_naming_the_image() {
 async fn status_of_an_absent_image_is_empty_and_removing_it_succeeds() {
     let client = common::client();
     let status = client
-        .image_status(image_named(MISSING_IMAGE), false)
+        .call(ImageStatusRequest {
+            image: Some(image_named(MISSING_IMAGE)),
+            verbose: false,
+        })
         .await
         .expect("image status");
     assert!(status.image.is_none(), "{status:?}");
     client
-        .remove_image(MISSING_IMAGE)
+        .call(RemoveImageRequest {
+            image: Some(image_named(MISSING_IMAGE)),
+        })
         .await
         .expect("removing an absent image is a no-op");
 }

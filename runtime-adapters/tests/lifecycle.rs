@@ -5,8 +5,11 @@ mod common;
 use std::time::Duration;
 
 use sergeant_runtime_adapters::cri::api::{
-    ContainerFilter, ContainerState, ContainerStateValue, PodSandboxFilter, PodSandboxState,
-    PodSandboxStateValue,
+    ContainerFilter, ContainerState, ContainerStateValue, ContainerStatusRequest,
+    CreateContainerRequest, ExecSyncRequest, ListContainersRequest, ListPodSandboxRequest,
+    PodSandboxFilter, PodSandboxState, PodSandboxStateValue, PodSandboxStatusRequest,
+    RemoveContainerRequest, RemovePodSandboxRequest, StartContainerRequest, StopContainerRequest,
+    StopPodSandboxRequest,
 };
 use sergeant_runtime_adapters::cri::{CriClient, CriError};
 
@@ -14,9 +17,25 @@ use common::SHELL_IMAGE;
 
 const WAIT: Duration = Duration::from_secs(30);
 
+/// The status request of container `id`.
+fn container_status_of(id: &str) -> ContainerStatusRequest {
+    ContainerStatusRequest {
+        container_id: id.to_owned(),
+        verbose: false,
+    }
+}
+
+/// The status request of sandbox `id`.
+fn sandbox_status_of(id: &str) -> PodSandboxStatusRequest {
+    PodSandboxStatusRequest {
+        pod_sandbox_id: id.to_owned(),
+        verbose: false,
+    }
+}
+
 async fn container_state(client: &CriClient, id: &str) -> ContainerState {
     let status = client
-        .container_status(id, false)
+        .call(container_status_of(id))
         .await
         .expect("container status");
     let state = status.status.expect("status present").state;
@@ -34,7 +53,7 @@ async fn sandbox_and_container_create_start_stop_remove() {
         id: sandbox_id,
     } = common::test_sandbox("lifecycle", SHELL_IMAGE).await;
     let sandbox = client
-        .pod_sandbox_status(&sandbox_id, false)
+        .call(sandbox_status_of(&sandbox_id))
         .await
         .expect("sandbox status");
     let sandbox_status = sandbox.status.expect("sandbox status present");
@@ -47,16 +66,23 @@ async fn sandbox_and_container_create_start_stop_remove() {
     let config =
         common::container_config(&test_id, "sleeper", SHELL_IMAGE, &["sleep", "3600"], &[]);
     let container_id = client
-        .create_container(&sandbox_id, config, sandbox_config.clone())
+        .call(CreateContainerRequest {
+            pod_sandbox_id: sandbox_id.clone(),
+            config: Some(config),
+            sandbox_config: Some(sandbox_config.clone()),
+        })
         .await
-        .expect("create container");
+        .expect("create container")
+        .container_id;
     assert_eq!(
         container_state(&client, &container_id).await,
         ContainerState::ContainerCreated
     );
 
     client
-        .start_container(&container_id)
+        .call(StartContainerRequest {
+            container_id: container_id.clone(),
+        })
         .await
         .expect("start container");
     assert_eq!(
@@ -65,11 +91,11 @@ async fn sandbox_and_container_create_start_stop_remove() {
     );
 
     let exec = client
-        .exec_sync(
-            &container_id,
-            vec!["echo".into(), "hello".into()],
-            Duration::from_secs(5),
-        )
+        .call(ExecSyncRequest {
+            container_id: container_id.clone(),
+            cmd: vec!["echo".into(), "hello".into()],
+            timeout: 5,
+        })
         .await
         .expect("exec");
     assert_eq!(exec.exit_code, 0);
@@ -77,11 +103,14 @@ async fn sandbox_and_container_create_start_stop_remove() {
 
     // SIGTERM first, SIGKILL after the 1 s grace period if it is still running.
     client
-        .stop_container(&container_id, 1)
+        .call(StopContainerRequest {
+            container_id: container_id.clone(),
+            timeout: 1,
+        })
         .await
         .expect("stop container");
     let status = client
-        .container_status(&container_id, false)
+        .call(container_status_of(&container_id))
         .await
         .expect("status")
         .status
@@ -93,11 +122,13 @@ async fn sandbox_and_container_create_start_stop_remove() {
     );
 
     client
-        .remove_container(&container_id)
+        .call(RemoveContainerRequest {
+            container_id: container_id.clone(),
+        })
         .await
         .expect("remove container");
     let err = client
-        .container_status(&container_id, false)
+        .call(container_status_of(&container_id))
         .await
         .expect_err("gone");
     assert!(
@@ -112,11 +143,13 @@ async fn sandbox_and_container_create_start_stop_remove() {
     );
 
     client
-        .stop_pod_sandbox(&sandbox_id)
+        .call(StopPodSandboxRequest {
+            pod_sandbox_id: sandbox_id.clone(),
+        })
         .await
         .expect("stop sandbox");
     let stopped = client
-        .pod_sandbox_status(&sandbox_id, false)
+        .call(sandbox_status_of(&sandbox_id))
         .await
         .expect("status");
     assert_eq!(
@@ -124,11 +157,13 @@ async fn sandbox_and_container_create_start_stop_remove() {
         Some(PodSandboxState::SandboxNotready as i32)
     );
     client
-        .remove_pod_sandbox(&sandbox_id)
+        .call(RemovePodSandboxRequest {
+            pod_sandbox_id: sandbox_id.clone(),
+        })
         .await
         .expect("remove sandbox");
     let err = client
-        .pod_sandbox_status(&sandbox_id, false)
+        .call(sandbox_status_of(&sandbox_id))
         .await
         .expect_err("gone");
     assert!(matches!(err, CriError::NotFound { .. }), "{err}");
@@ -155,16 +190,26 @@ async fn exit_code_of_a_finished_container_is_observed() {
         &[("EXIT_CODE", "7")],
     );
     let container_id = client
-        .create_container(&sandbox_id, config, sandbox_config)
+        .call(CreateContainerRequest {
+            pod_sandbox_id: sandbox_id,
+            config: Some(config),
+            sandbox_config: Some(sandbox_config),
+        })
         .await
-        .expect("create");
-    client.start_container(&container_id).await.expect("start");
+        .expect("create")
+        .container_id;
+    client
+        .call(StartContainerRequest {
+            container_id: container_id.clone(),
+        })
+        .await
+        .expect("start");
 
     let status = common::wait_for(WAIT, "the exit container to exit", || {
         let client = client.clone();
         let id = container_id.clone();
         async move {
-            let status = client.container_status(&id, false).await.ok()?.status?;
+            let status = client.call(container_status_of(&id)).await.ok()?.status?;
             (status.state == ContainerState::ContainerExited as i32).then_some(status)
         }
     })
@@ -197,12 +242,22 @@ async fn label_filters_return_exactly_the_tests_objects() {
     for name in ["one", "two"] {
         let config = common::container_config(&test_id, name, SHELL_IMAGE, &["sleep", "3600"], &[]);
         let id = client
-            .create_container(&sandbox_id, config, sandbox_config.clone())
+            .call(CreateContainerRequest {
+                pod_sandbox_id: sandbox_id.clone(),
+                config: Some(config),
+                sandbox_config: Some(sandbox_config.clone()),
+            })
             .await
-            .expect("create");
+            .expect("create")
+            .container_id;
         created.push(id);
     }
-    client.start_container(&created[0]).await.expect("start");
+    client
+        .call(StartContainerRequest {
+            container_id: created[0].clone(),
+        })
+        .await
+        .expect("start");
     created.sort();
 
     let by_label = ContainerFilter {
@@ -210,9 +265,12 @@ async fn label_filters_return_exactly_the_tests_objects() {
         ..ContainerFilter::default()
     };
     let mut listed: Vec<String> = client
-        .list_containers(Some(by_label.clone()))
+        .call(ListContainersRequest {
+            filter: Some(by_label.clone()),
+        })
         .await
         .expect("list")
+        .containers
         .into_iter()
         .map(|c| c.id)
         .collect();
@@ -226,36 +284,45 @@ async fn label_filters_return_exactly_the_tests_objects() {
         ..by_label
     };
     let listed: Vec<String> = client
-        .list_containers(Some(running))
+        .call(ListContainersRequest {
+            filter: Some(running),
+        })
         .await
         .expect("list running")
+        .containers
         .into_iter()
         .map(|c| c.id)
         .collect();
     assert_eq!(listed.len(), 1, "{listed:?}");
 
     let sandboxes = client
-        .list_pod_sandboxes(Some(PodSandboxFilter {
-            label_selector: common::labels_of(&test_id),
-            state: Some(PodSandboxStateValue {
-                state: PodSandboxState::SandboxReady as i32,
+        .call(ListPodSandboxRequest {
+            filter: Some(PodSandboxFilter {
+                label_selector: common::labels_of(&test_id),
+                state: Some(PodSandboxStateValue {
+                    state: PodSandboxState::SandboxReady as i32,
+                }),
+                ..PodSandboxFilter::default()
             }),
-            ..PodSandboxFilter::default()
-        }))
+        })
         .await
-        .expect("list sandboxes");
+        .expect("list sandboxes")
+        .items;
     assert_eq!(
         sandboxes.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
         [sandbox_id.as_str()]
     );
 
     let other = client
-        .list_containers(Some(ContainerFilter {
-            label_selector: common::labels_of(&common::unique("nobody")),
-            ..ContainerFilter::default()
-        }))
+        .call(ListContainersRequest {
+            filter: Some(ContainerFilter {
+                label_selector: common::labels_of(&common::unique("nobody")),
+                ..ContainerFilter::default()
+            }),
+        })
         .await
-        .expect("list other");
+        .expect("list other")
+        .containers;
     assert!(other.is_empty(), "{other:?}");
 
     common::remove_test_sandboxes(&client, &test_id).await;

@@ -3,6 +3,7 @@
 mod common;
 
 use metrics_exporter_prometheus::PrometheusBuilder;
+use sergeant_runtime_adapters::cri::api::{ContainerStatusRequest, VersionRequest};
 use sergeant_runtime_adapters::cri::metrics::describe;
 
 fn sample(rendered: &str, series: &str) -> Option<f64> {
@@ -19,11 +20,20 @@ async fn calls_and_errors_are_counted_and_timed_by_operation_type() {
     describe();
     let client = common::client();
 
-    client.version().await.expect("version");
-    client.version().await.expect("version");
+    client
+        .call(VersionRequest::default())
+        .await
+        .expect("version");
+    client
+        .call(VersionRequest::default())
+        .await
+        .expect("version");
     let missing = common::unique("no-such-container");
     client
-        .container_status(&missing, false)
+        .call(ContainerStatusRequest {
+            container_id: missing,
+            verbose: false,
+        })
         .await
         .expect_err("not found");
 

@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use sergeant_config::Endpoint;
+use sergeant_runtime_adapters::cri::api::{
+    ListContainersRequest, ListPodSandboxRequest, VersionRequest,
+};
 use sergeant_runtime_adapters::cri::{CriClient, CriClientConfig, CriError};
 
 const INSTANCE: &str = "crikill";
@@ -89,9 +92,12 @@ async fn killed_runtime_is_unavailable_fast_then_the_same_client_recovers() {
         &CriClientConfig::new(endpoint).with_runtime_request_timeout(Duration::from_secs(30)),
     )
     .expect("client");
-    client.version().await.expect("version before the kill");
     client
-        .list_pod_sandboxes(None)
+        .call(VersionRequest::default())
+        .await
+        .expect("version before the kill");
+    client
+        .call(ListPodSandboxRequest { filter: None })
         .await
         .expect("list before the kill");
 
@@ -112,7 +118,10 @@ async fn killed_runtime_is_unavailable_fast_then_the_same_client_recovers() {
     // Every call while it is down fails fast with Unavailable.
     for _ in 0..3 {
         let started = Instant::now();
-        let err = client.version().await.expect_err("containerd is dead");
+        let err = client
+            .call(VersionRequest::default())
+            .await
+            .expect_err("containerd is dead");
         let took = started.elapsed();
         assert!(
             matches!(err, CriError::Unavailable { .. }),
@@ -121,7 +130,10 @@ async fn killed_runtime_is_unavailable_fast_then_the_same_client_recovers() {
         assert!(took < Duration::from_secs(2), "Unavailable took {took:?}");
         eprintln!("while down, after {took:?}: {err}");
     }
-    let err = client.list_containers(None).await.expect_err("still dead");
+    let err = client
+        .call(ListContainersRequest { filter: None })
+        .await
+        .expect_err("still dead");
     assert!(err.is_transient(), "{err}");
 
     node_env(&["up"]);
@@ -131,13 +143,13 @@ async fn killed_runtime_is_unavailable_fast_then_the_same_client_recovers() {
         "the same client to work again",
         || {
             let client = client.clone();
-            async move { client.version().await.ok() }
+            async move { client.call(VersionRequest::default()).await.ok() }
         },
     )
     .await;
     assert_eq!(version.runtime_name, "containerd");
     client
-        .list_pod_sandboxes(None)
+        .call(ListPodSandboxRequest { filter: None })
         .await
         .expect("list after recovery");
     eprintln!(

@@ -24,11 +24,33 @@ use actix::{Actor, ActorFutureExt, AsyncContext, Context, WrapFuture};
 use futures::future::{FutureExt, LocalBoxFuture};
 
 use sergeant_actors::serving::ServerDeps;
-use sergeant_supervisor::failpoint;
+use sergeant_config::ConfigError;
+use sergeant_supervisor::failpoint::{self, InjectedFault};
 use sergeant_supervisor::{ChildEnv, ChildSpec, Slot};
 
+pub use listener::BindError;
 pub use routes::Endpoints;
+pub use secure::TlsError;
 use secure::TlsSettings;
+
+/// Why a listener could not start serving: it fails with this, and its supervisor starts it
+/// again with back-off, so a taken port or a bad certificate is seen (and retried) rather than
+/// only logged.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ListenerError {
+    /// The `server::listen` failpoint refused the start.
+    #[error(transparent)]
+    Injected(#[from] InjectedFault),
+    /// The address could not be listened on.
+    #[error(transparent)]
+    Bind(#[from] BindError),
+    /// The kubelet API's TLS configuration could not be built.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// The node's name (for its self-signed certificate and the authorizer) is unknown.
+    #[error(transparent)]
+    NodeName(ConfigError),
+}
 
 /// The listeners the configuration asks for, each a child of the `server` supervisor: the
 /// healthz endpoint (`healthzPort`), the read-only port (`readOnlyPort`) and the kubelet API
@@ -78,8 +100,8 @@ impl Listener {
     }
 
     /// Binds the address and returns what serves it, and the address.
-    fn open(&mut self) -> Result<(LocalBoxFuture<'static, String>, SocketAddr), String> {
-        failpoint::check("server::listen").map_err(|fault| fault.to_string())?;
+    fn open(&mut self) -> Result<(LocalBoxFuture<'static, String>, SocketAddr), ListenerError> {
+        failpoint::check("server::listen")?;
         panics::describe();
         let config = self.deps.config.borrow().active.clone();
         let kubelet = &config.kubelet;
@@ -105,7 +127,7 @@ impl Listener {
                     key_file: kubelet.tls_private_key_file.clone(),
                     client_ca_file: kubelet.authentication.x509.client_ca_file.clone(),
                     cert_dir: config.command_line.root_dir.join("pki"),
-                    node_name: config.node_name().map_err(|e| e.to_string())?,
+                    node_name: config.node_name().map_err(ListenerError::NodeName)?,
                     node_ip: config.command_line.node_ip,
                     min_version: kubelet.tls_min_version,
                     cipher_suites: kubelet.tls_cipher_suites.clone(),

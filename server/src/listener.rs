@@ -14,6 +14,7 @@
 //! after 4 h. The bounds here are tighter, for the reasons beside each.
 
 use std::future::Future;
+use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,11 +100,24 @@ impl Transport for Plain {
     }
 }
 
+/// Why a listener's address cannot be listened on (taken, not the node's, not allowed): the
+/// listener fails with it and its supervisor starts it again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot listen on {addr}: {message}")]
+pub struct BindError {
+    /// The address.
+    pub addr: SocketAddr,
+    /// The operating system's error kind (`AddrInUse`, `AddrNotAvailable`, …).
+    pub kind: io::ErrorKind,
+    /// Its text.
+    pub message: String,
+}
+
 /// Binds `addr` now, so a taken port fails the caller at once.
 ///
 /// # Errors
-/// Why the address cannot be listened on.
-fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+/// [`BindError`]: why the address cannot be listened on.
+fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, BindError> {
     let socket = if addr.is_ipv4() {
         TcpSocket::new_v4()
     } else {
@@ -113,7 +127,11 @@ fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
         .and_then(|s| s.set_reuseaddr(true).map(|()| s))
         .and_then(|s| s.bind(addr).map(|()| s))
         .and_then(|s| s.listen(BACKLOG))
-        .map_err(|err| format!("cannot listen on {addr}: {err}"))
+        .map_err(|err| BindError {
+            addr,
+            kind: err.kind(),
+            message: err.to_string(),
+        })
 }
 
 /// Binds `addr` now (so a taken port fails the caller at once) and returns the future that
@@ -123,13 +141,13 @@ fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
 /// again.
 ///
 /// # Errors
-/// Why the address cannot be listened on.
+/// [`BindError`]: why the address cannot be listened on.
 pub fn serve<T: Transport>(
     addr: SocketAddr,
     endpoints: Endpoints,
     transport: T,
     router: Router,
-) -> Result<impl Future<Output = String>, String> {
+) -> Result<impl Future<Output = String>, BindError> {
     let listener = bind(addr)?;
     let router = panics::caught(
         router.layer(DefaultBodyLimit::max(MAX_BODY_BYTES)),

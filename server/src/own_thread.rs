@@ -51,7 +51,7 @@ pub(super) fn serve_on_own_thread(
         let serving = async move {
             let reason = match listener::serve(addr, endpoints, Plain, router) {
                 Ok(serving) => serving.await,
-                Err(reason) => reason,
+                Err(refused) => refused.to_string(),
             };
             let _ = ended_tx.send(reason);
         };

@@ -31,4 +31,4 @@ pub use policy::RestartPolicy;
 pub use recipient::ChildRecipient;
 pub use root::{start_root, RootExit, RootHandle};
 pub use slot::{Availability, ChildRef, Mark, SendError, Slot};
-pub use thread::spawn_actor_on_thread;
+pub use thread::{spawn_actor_on_thread, SpawnError};

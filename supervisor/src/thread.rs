@@ -18,6 +18,22 @@ use super::child::{panic_message, Abort, JoinOutcome, Running};
 /// The mailbox size of an actor started here (actix's own default).
 const MAILBOX_CAPACITY: usize = 16;
 
+/// Why [`spawn_actor_on_thread`] did not start the actor: the caller's `make` failed (its own
+/// error, `E`, kept as it is so the caller can tell its causes apart), or the thread ended
+/// before the actor was made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpawnError<E> {
+    /// `make` failed.
+    #[error(transparent)]
+    Make(E),
+    /// The new thread stopped before it could run `make`.
+    #[error("the actor's thread stopped before it could start the actor")]
+    NotStarted,
+    /// The new thread ended (a panic in `make`) before it answered.
+    #[error("the actor's thread ended while making the actor")]
+    Ended,
+}
+
 /// Builds an actor with `make` on a new thread (an actix arbiter) and starts it there, so its
 /// handlers and the futures they spawn never run on the caller's loop.
 ///
@@ -29,20 +45,22 @@ const MAILBOX_CAPACITY: usize = 16;
 ///
 /// # Errors
 ///
-/// The error of `make`, or a message saying the thread could not start it.
-pub fn spawn_actor_on_thread<A, F>(
+/// [`SpawnError::Make`] with the error of `make`, or [`SpawnError`] saying the thread could
+/// not start it.
+pub fn spawn_actor_on_thread<A, E, F>(
     make: F,
     span: tracing::Span,
-) -> Result<(Addr<A>, Running), String>
+) -> Result<(Addr<A>, Running), SpawnError<E>>
 where
     A: Actor<Context = Context<A>>,
-    F: FnOnce() -> Result<A, String> + Send + 'static,
+    E: Send + 'static,
+    F: FnOnce() -> Result<A, E> + Send + 'static,
 {
     let arbiter = Arbiter::new();
     let (mailbox, receiver) = channel::channel(MAILBOX_CAPACITY);
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let (end_tx, end_rx) = oneshot::channel::<JoinOutcome>();
-    let (made_tx, made_rx) = std::sync::mpsc::sync_channel::<Result<(), String>>(1);
+    let (made_tx, made_rx) = std::sync::mpsc::sync_channel::<Result<(), E>>(1);
     let started = arbiter.spawn_fn(move || {
         let actor = match span.in_scope(make) {
             Ok(actor) => actor,
@@ -73,13 +91,13 @@ where
         });
     });
     if !started {
-        return Err("the actor's thread stopped before it could start the actor".to_owned());
+        return Err(SpawnError::NotStarted);
     }
     // A thread that dies before answering drops the sender, which ends the wait.
     match made_rx.recv() {
         Ok(Ok(())) => {}
-        Ok(Err(err)) => return Err(err),
-        Err(_) => return Err("the actor's thread ended while making the actor".to_owned()),
+        Ok(Err(err)) => return Err(SpawnError::Make(err)),
+        Err(_) => return Err(SpawnError::Ended),
     }
     let done = end_rx
         .map(|outcome| outcome.unwrap_or(JoinOutcome::Aborted))
@@ -131,7 +149,7 @@ mod tests {
     #[actix_rt::test]
     async fn the_actor_runs_on_another_thread_and_stops_on_request() {
         let (addr, running) =
-            spawn_actor_on_thread(|| Ok(WhereAmI), tracing::Span::none()).unwrap();
+            spawn_actor_on_thread(|| Ok::<_, ()>(WhereAmI), tracing::Span::none()).unwrap();
         let there = addr.send(Ask).await.unwrap();
         assert_ne!(there, std::thread::current().id());
         let outcome = running.stop(Duration::from_secs(5)).await;
@@ -142,7 +160,7 @@ mod tests {
     #[actix_rt::test]
     async fn a_panic_on_the_thread_is_reported_as_one() {
         let (addr, running) =
-            spawn_actor_on_thread(|| Ok(WhereAmI), tracing::Span::none()).unwrap();
+            spawn_actor_on_thread(|| Ok::<_, ()>(WhereAmI), tracing::Span::none()).unwrap();
         let _ = addr.send(Explode).await;
         let outcome = running.done().await;
         assert_eq!(
@@ -153,10 +171,10 @@ mod tests {
 
     #[actix_rt::test]
     async fn an_error_while_making_the_actor_is_returned() {
-        let made = spawn_actor_on_thread::<WhereAmI, _>(
-            || Err("endpoint refused".to_owned()),
+        let made = spawn_actor_on_thread::<WhereAmI, _, _>(
+            || Err("endpoint refused"),
             tracing::Span::none(),
         );
-        assert_eq!(made.err().as_deref(), Some("endpoint refused"));
+        assert_eq!(made.err(), Some(SpawnError::Make("endpoint refused")));
     }
 }

@@ -3,7 +3,10 @@
 
 use sergeant_config::Endpoint;
 use sergeant_runtime_adapters::cri::api::{
-    Container, ContainerFilter, ContainerStatus, Image, PodSandbox, PodSandboxFilter,
+    Container, ContainerFilter, ContainerStatsFilter, ContainerStatus, ContainerStatusRequest,
+    Image, ListContainerStatsRequest, ListContainersRequest, ListImagesRequest,
+    ListPodSandboxRequest, PodSandbox, PodSandboxFilter, PullImageRequest, RemoveImageRequest,
+    StatusRequest, StopContainerRequest,
 };
 use sergeant_runtime_adapters::cri::{image_named, CriClient, CriClientConfig};
 
@@ -46,8 +49,11 @@ impl Runtime {
         };
         let mut found = self
             .tokio
-            .block_on(self.client.list_containers(Some(filter)))
-            .expect("containers listed");
+            .block_on(self.client.call(ListContainersRequest {
+                filter: Some(filter),
+            }))
+            .expect("containers listed")
+            .containers;
         found.sort_by_key(|c| std::cmp::Reverse(c.created_at));
         found
     }
@@ -62,8 +68,11 @@ impl Runtime {
             ..PodSandboxFilter::default()
         };
         self.tokio
-            .block_on(self.client.list_pod_sandboxes(Some(filter)))
+            .block_on(self.client.call(ListPodSandboxRequest {
+                filter: Some(filter),
+            }))
             .expect("sandboxes listed")
+            .items
     }
 
     /// Removes image `image`, so the next container that uses it needs a real pull. CRI
@@ -71,35 +80,47 @@ impl Runtime {
     /// image succeeds.
     pub fn remove_image(&self, image: &str) {
         self.tokio
-            .block_on(self.client.remove_image(image))
+            .block_on(self.client.call(RemoveImageRequest {
+                image: Some(image_named(image)),
+            }))
             .unwrap_or_else(|e| panic!("removing image {image}: {e}"));
     }
 
     /// Pulls image `image` (from a registry that wants no credentials).
     pub fn pull_image(&self, image: &str) {
         self.tokio
-            .block_on(self.client.pull_image(image_named(image), None, None))
+            .block_on(self.client.call(PullImageRequest {
+                image: Some(image_named(image)),
+                ..PullImageRequest::default()
+            }))
             .unwrap_or_else(|e| panic!("pulling image {image}: {e}"));
     }
 
     /// Every image the runtime holds.
     pub fn images(&self) -> Vec<Image> {
         self.tokio
-            .block_on(self.client.list_images(None))
+            .block_on(self.client.call(ListImagesRequest { filter: None }))
             .expect("images listed")
+            .images
     }
 
     /// Stops container `id` at once (no grace period), as something outside sergeant would.
     pub fn stop_container(&self, id: &str) {
         self.tokio
-            .block_on(self.client.stop_container(id, 0))
+            .block_on(self.client.call(StopContainerRequest {
+                container_id: id.to_owned(),
+                timeout: 0,
+            }))
             .unwrap_or_else(|e| panic!("stopping container {id}: {e}"));
     }
 
     /// The status of container `id`.
     pub fn container_status(&self, id: &str) -> ContainerStatus {
         self.tokio
-            .block_on(self.client.container_status(id, false))
+            .block_on(self.client.call(ContainerStatusRequest {
+                container_id: id.to_owned(),
+                verbose: false,
+            }))
             .expect("container status")
             .status
             .expect("a status")
@@ -111,7 +132,10 @@ impl Runtime {
     pub fn container_info(&self, id: &str) -> serde_json::Value {
         let response = self
             .tokio
-            .block_on(self.client.container_status(id, true))
+            .block_on(self.client.call(ContainerStatusRequest {
+                container_id: id.to_owned(),
+                verbose: true,
+            }))
             .expect("verbose container status");
         let info = response.info.get("info").expect("an info document");
         serde_json::from_str(info).expect("info is JSON")
@@ -121,7 +145,7 @@ impl Runtime {
     /// features; a runtime that reports none does not).
     pub fn applies_strict_groups(&self) -> bool {
         self.tokio
-            .block_on(self.client.status(false))
+            .block_on(self.client.call(StatusRequest { verbose: false }))
             .expect("runtime status")
             .features
             .is_some_and(|f| f.supplemental_groups_policy)
@@ -130,13 +154,16 @@ impl Runtime {
     /// The memory container `id` uses as the runtime counts it (`usage_bytes`), in bytes;
     /// `None` when the runtime has no stats for it yet.
     pub fn memory_usage(&self, id: &str) -> Option<u64> {
-        let filter = sergeant_runtime_adapters::cri::api::ContainerStatsFilter {
+        let filter = ContainerStatsFilter {
             id: id.to_owned(),
             ..Default::default()
         };
         self.tokio
-            .block_on(self.client.list_container_stats(Some(filter)))
+            .block_on(self.client.call(ListContainerStatsRequest {
+                filter: Some(filter),
+            }))
             .expect("container stats")
+            .stats
             .into_iter()
             .find_map(|stats| Some(stats.memory?.usage_bytes?.value))
     }

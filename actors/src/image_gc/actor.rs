@@ -79,7 +79,7 @@ pub struct ReclaimImages;
 
 impl Message for ReclaimImages {
     /// Bytes freed (the sizes of the images removed), or why nothing could be decided.
-    type Result = Result<u64, String>;
+    type Result = Result<u64, PassError>;
 }
 
 impl ImageGarbageCollector {
@@ -217,7 +217,7 @@ impl ImageGarbageCollector {
 }
 
 impl Handler<ReclaimImages> for ImageGarbageCollector {
-    type Result = ResponseFuture<Result<u64, String>>;
+    type Result = ResponseFuture<Result<u64, PassError>>;
 
     fn handle(&mut self, _: ReclaimImages, _: &mut Context<Self>) -> Self::Result {
         let (port, records, began) = (self.port.clone(), self.records.clone(), self.began);
@@ -234,7 +234,6 @@ impl Handler<ReclaimImages> for ImageGarbageCollector {
                             .iter()
                             .fold(0u64, |sum, r| sum.saturating_add(r.size))
                     })
-                    .map_err(|err| err.to_string())
             }
             .instrument(span),
         )

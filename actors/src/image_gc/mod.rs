@@ -13,3 +13,4 @@ mod actor;
 mod pass;
 
 pub use actor::{child_spec, ImageGarbageCollector, ReclaimImages};
+pub use pass::PassError;

@@ -18,8 +18,9 @@ use crate::runtime::RuntimePort;
 /// The counter of removed images, by reason (upstream's name and label).
 pub const COLLECTED_METRIC: &str = "kubelet_image_garbage_collected_total";
 
-/// Why a pass could not decide.
-#[derive(Debug, thiserror::Error)]
+/// Why a pass could not decide. `Clone`: the eviction manager's reclaim ([`super::ReclaimImages`])
+/// gets it across actors.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum PassError {
     /// The runtime could not be listed or asked for its image filesystem.
     #[error("cannot read the runtime: {0}")]

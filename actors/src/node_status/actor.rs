@@ -326,14 +326,14 @@ impl NodeStatus {
         let (health, pressure) = (managed.health, managed.pressure);
         self.env.set_status("reading the machine facts");
         let config = self.config();
-        let read = async move {
-            tokio::task::spawn_blocking(move || machine::read(&config).map_err(|e| e.to_string()))
-                .await
-                .unwrap_or_else(|e| Err(format!("reading did not finish: {e}")))
-        };
+        let read = async move { tokio::task::spawn_blocking(move || machine::read(&config)).await };
         ctx.spawn(read.into_actor(self).map(move |facts, act, ctx| {
+            let fail = |act: &mut Self, ctx: &mut Context<Self>, reason: &dyn std::fmt::Display| {
+                act.env
+                    .fail(ctx, format!("cannot read the machine facts: {reason}"));
+            };
             match facts {
-                Ok(facts) => {
+                Ok(Ok(facts)) => {
                     metrics::gauge!(NODE_NAME_METRIC, "node" => facts.node_name.clone()).set(1.0);
                     act.facts = Some(Arc::new(facts));
                     act.show();
@@ -341,9 +341,10 @@ impl NodeStatus {
                     follow_health(ctx, health);
                     follow_pressure(ctx, pressure);
                 }
-                Err(reason) => act
-                    .env
-                    .fail(ctx, format!("cannot read the machine facts: {reason}")),
+                Ok(Err(error)) => fail(act, ctx, &error),
+                Err(unfinished) => {
+                    fail(act, ctx, &format!("reading did not finish: {unfinished}"));
+                }
             }
         }));
     }

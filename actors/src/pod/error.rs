@@ -3,7 +3,9 @@
 //! [`PodError::cause`] and retries soon; a runtime outage ([`PodError::is_outage`]) is the
 //! node's trouble, a bad spec or volume the pod's.
 
+use super::file_work::Unfinished;
 use super::interrupt::Interrupted;
+use sergeant_core::runtime_class::RuntimeClassError;
 use sergeant_core::spec::SpecError;
 use sergeant_core::volumes::VolumeError;
 use sergeant_messages::runtime_error::RuntimeError;
@@ -23,11 +25,14 @@ pub enum PodError {
     #[error("{}", join(.0))]
     Volumes(Vec<VolumeError>),
     /// Blocking file work did not finish (its task panicked or was cancelled).
-    #[error("{0}")]
-    Unfinished(String),
+    #[error(transparent)]
+    Unfinished(#[from] Unfinished),
     /// The sandbox the runtime just ran is not ready.
     #[error("the new sandbox {0} is not ready")]
     SandboxNotReady(String),
+    /// The RuntimeClass the pod names gives no handler now; its sandbox is not made.
+    #[error(transparent)]
+    RuntimeClass(#[from] RuntimeClassError),
 }
 
 impl PodError {
@@ -47,6 +52,7 @@ impl PodError {
             Self::Spec(SpecError::Field { .. }) => "spec",
             Self::Spec(_) | Self::Unfinished(_) => "node",
             Self::Volumes(_) => "volume",
+            Self::RuntimeClass(_) => "runtime_class",
         }
     }
 }

@@ -19,13 +19,36 @@
 
 use sergeant_core::volumes::Reach;
 
+/// Blocking file work that did not finish: its task on the blocking pool panicked or was
+/// cancelled. A type of its own so the pod's errors carry it (and count it as the node's
+/// trouble, not the pod's); it is `Clone` like them, so the join error is kept as its text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} did not finish: {reason}")]
+pub struct Unfinished {
+    /// The work, e.g. `volume teardown`.
+    pub what: &'static str,
+    /// tokio's words for the panic (its message) or the cancellation: opaque text.
+    pub reason: String,
+}
+
+impl Unfinished {
+    /// `what` did not finish, for the `error` its blocking task ended with.
+    #[must_use]
+    pub fn of(what: &'static str, error: &tokio::task::JoinError) -> Self {
+        Self {
+            what,
+            reason: error.to_string(),
+        }
+    }
+}
+
 /// Runs `work`, blocking file-system calls, on the thread its [`Reach`] calls for.
 ///
 /// # Errors
 ///
-/// Only for [`Reach::Host`]: the blocking task panicked or was cancelled; the message says
-/// that `what` did not finish.
-pub async fn run_file_work<T, F>(reach: Reach, what: &str, work: F) -> Result<T, String>
+/// Only for [`Reach::Host`]: [`Unfinished`] naming `what` when the blocking task panicked or
+/// was cancelled.
+pub async fn run_file_work<T, F>(reach: Reach, what: &'static str, work: F) -> Result<T, Unfinished>
 where
     T: Send + 'static,
     F: FnOnce() -> T + Send + 'static,
@@ -34,7 +57,7 @@ where
         Reach::Own => Ok(work()),
         Reach::Host => tokio::task::spawn_blocking(work)
             .await
-            .map_err(|e| format!("{what} did not finish: {e}")),
+            .map_err(|e| Unfinished::of(what, &e)),
     }
 }
 
@@ -62,8 +85,10 @@ mod tests {
         })
         .await
         .unwrap_err();
+        assert_eq!(err.what, "checking a host path");
         assert!(
-            err.starts_with("checking a host path did not finish"),
+            err.to_string()
+                .starts_with("checking a host path did not finish"),
             "{err}"
         );
     }

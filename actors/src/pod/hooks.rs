@@ -5,7 +5,8 @@ use std::time::Duration;
 use sergeant_core::KUBERNETES_MINOR;
 use sergeant_messages::pods::core::LifecycleHandler;
 use sergeant_messages::runtime::cri;
-use sergeant_probes::http_get::{self, HttpTarget};
+use sergeant_messages::runtime_error::RuntimeError;
+use sergeant_probes::http_get::{self, HttpGetError, HttpTarget, TargetError};
 
 use super::target::ContainerTarget;
 use crate::runtime::RuntimePort;
@@ -13,16 +14,50 @@ use crate::runtime::RuntimePort;
 /// How long a postStart hook may run.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Why a lifecycle hook failed. Its Display is the message of the container's status
+/// (`PostStartHookError`) and of the log; the variants tell the handler and the cause apart.
+/// `Clone` and comparable, as the start's [`super::start::NotStarted`] that carries it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookError {
+    /// The runtime could not run the exec handler's command.
+    #[error("exec {command:?}: {source}")]
+    Exec {
+        /// The command.
+        command: Vec<String>,
+        /// The runtime's failure.
+        source: RuntimeError,
+    },
+    /// The exec handler's command ran and exited with a status other than 0.
+    #[error("exec {command:?} exited with {exit_code}: {stderr}")]
+    Exited {
+        /// The command.
+        command: Vec<String>,
+        /// Its exit status.
+        exit_code: i32,
+        /// What it wrote to stderr, trimmed: another program's words, opaque here.
+        stderr: String,
+    },
+    /// The httpGet handler names no request that can be made (a bad port or scheme).
+    #[error("httpGet: {0}")]
+    HttpTarget(#[source] TargetError),
+    /// The httpGet handler's request got no answer.
+    #[error("httpGet: {0}")]
+    HttpGet(#[source] HttpGetError),
+    /// The hook has none of exec, httpGet and sleep.
+    #[error("the hook has no handler")]
+    NoHandler,
+}
+
 /// Runs `handler` for `target`, for at most `timeout`.
 ///
 /// # Errors
-/// Why the hook failed, in words for the container's status and events.
+/// [`HookError`]: why the hook failed.
 pub async fn run(
     port: &RuntimePort,
     target: &ContainerTarget<'_>,
     handler: &LifecycleHandler,
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<(), HookError> {
     if let Some(exec) = &handler.exec {
         let cmd = exec.command.clone().unwrap_or_default();
         let answer = port
@@ -32,13 +67,16 @@ pub async fn run(
                 timeout: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
             })
             .await
-            .map_err(|e| format!("exec {cmd:?}: {e}"))?;
+            .map_err(|source| HookError::Exec {
+                command: cmd.clone(),
+                source,
+            })?;
         if answer.exit_code != 0 {
-            return Err(format!(
-                "exec {cmd:?} exited with {}: {}",
-                answer.exit_code,
-                String::from_utf8_lossy(&answer.stderr).trim()
-            ));
+            return Err(HookError::Exited {
+                command: cmd,
+                exit_code: answer.exit_code,
+                stderr: String::from_utf8_lossy(&answer.stderr).trim().to_owned(),
+            });
         }
         return Ok(());
     }
@@ -51,11 +89,11 @@ pub async fn run(
         // As upstream, any HTTP answer completes the hook; only no answer fails it.
         let user_agent = format!("kube-lifecycle/{KUBERNETES_MINOR}");
         let request = HttpTarget::resolve(action, target.container, target.pod_ip, &user_agent)
-            .map_err(|e| format!("httpGet: {e}"))?;
+            .map_err(HookError::HttpTarget)?;
         http_get::get(&request, timeout)
             .await
-            .map_err(|e| format!("httpGet: {e}"))?;
+            .map_err(HookError::HttpGet)?;
         return Ok(());
     }
-    Err("the hook has no handler".to_owned())
+    Err(HookError::NoHandler)
 }

@@ -13,7 +13,7 @@ use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::error::PodError;
-use super::file_work::run_file_work;
+use super::file_work::{run_file_work, Unfinished};
 use super::hooks;
 use super::observe::observe;
 use crate::events::{container_event, reason, EventType};
@@ -71,7 +71,7 @@ pub async fn kill_pod(
     };
     tokio::task::spawn_blocking(move || sergeant_host::cgroup::remove_pod_cgroup(&cgroup))
         .await
-        .map_err(|e| PodError::Unfinished(format!("cgroup removal did not finish: {e}")))??;
+        .map_err(|e| Unfinished::of("cgroup removal", &e))??;
     Ok(())
 }
 

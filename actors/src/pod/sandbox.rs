@@ -13,7 +13,9 @@ use super::error::{PodError, Stopped};
 use super::file_work::run_file_work;
 use super::sync::SyncInput;
 use super::volume_events::record_volume_failure;
+use crate::events::{pod_event, reason, EventType};
 use sergeant_core::runtime::PodRuntime;
+use sergeant_core::runtime_class::{self, RuntimeClassError};
 use sergeant_core::spec::{self, PodObjects};
 use sergeant_core::status::container_pod_ips;
 use sergeant_core::volumes::{self, Payload, VolumeError, VolumePlan};
@@ -95,6 +97,7 @@ impl PodSetup {
         if !self.failures.is_empty() {
             return Err(volume_failures(self.failures.clone()).into());
         }
+        let runtime_handler = runtime_handler(input).await?;
         for sandbox in old {
             input.interrupt.check()?;
             input
@@ -145,7 +148,7 @@ impl PodSetup {
             .port
             .call(cri::RunPodSandboxRequest {
                 config: Some(config.clone()),
-                runtime_handler: String::new(),
+                runtime_handler,
             })
             .await?
             .pod_sandbox_id;
@@ -165,6 +168,30 @@ impl PodSetup {
             pod_ips: container_pod_ips(input.pod.spec.as_ref(), Some(&status), input.node.node_ip),
         })
     }
+}
+
+/// The runtime handler of the RuntimeClass the pod names (empty for the default), resolved
+/// through the API server's RuntimeClasses; a name that cannot be resolved is a
+/// `FailedCreatePodSandBox` event, as upstream, and no sandbox.
+///
+/// # Errors
+/// The RuntimeClass does not exist, is not listed yet, or the node is standalone.
+async fn runtime_handler(input: &SyncInput) -> Result<String, PodError> {
+    let Some(name) = runtime_class::requested(&input.pod) else {
+        return Ok(String::new());
+    };
+    let resolved = match &input.objects {
+        Some(user) => user.runtime_handler(name).await,
+        None => Err(RuntimeClassError::Standalone(name.to_owned())),
+    };
+    resolved.map_err(|error| {
+        pod_event(
+            EventType::Warning,
+            reason::FAILED_CREATE_POD_SANDBOX,
+            format!("Failed to create pod sandbox: {error}"),
+        );
+        error.into()
+    })
 }
 
 /// The ready sandbox `sandbox_id` of `runtime`, with the configuration it was made from.

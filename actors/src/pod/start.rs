@@ -11,8 +11,8 @@ use sergeant_messages::runtime_error::RuntimeError;
 
 use super::credentials;
 use super::error::is_outage;
-use super::file_work::run_file_work;
-use super::hooks;
+use super::file_work::{run_file_work, Unfinished};
+use super::hooks::{self, HookError};
 use super::interrupt::{Interrupt, Interrupted};
 use super::volume_events::record_subpath_refusal;
 use crate::events::EventType::{Normal, Warning};
@@ -20,9 +20,9 @@ use crate::events::{container_event, go_millis, reason};
 use crate::runtime::RuntimePort;
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::kind::ContainerKind;
-use sergeant_core::spec::{self, ImageUser, NodeContext, NodeImage};
+use sergeant_core::spec::{self, ImageUser, NodeContext, NodeImage, SpecError};
 use sergeant_core::status::Waiting;
-use sergeant_core::volumes::{self, SubPathMount, VolumePlan};
+use sergeant_core::volumes::{self, SubPathError, SubPathMount, VolumePlan};
 
 /// Image pull back-off, as upstream: 10 s doubling to 300 s.
 const PULL_BACKOFF: BackoffPolicy = BackoffPolicy {
@@ -69,8 +69,8 @@ pub enum NotStarted {
     },
     /// Its configuration cannot be made — a field of its spec, a refused subPath, its files on
     /// the node: `CreateContainerConfigError`.
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// The runtime did not create it: `CreateContainerError`.
     #[error(transparent)]
     Create(RuntimeError),
@@ -78,11 +78,27 @@ pub enum NotStarted {
     #[error(transparent)]
     Run(RuntimeError),
     /// Its postStart hook failed and it was stopped: `PostStartHookError`.
-    #[error("{0}")]
-    PostStartHook(String),
+    #[error(transparent)]
+    PostStartHook(HookError),
     /// The pod is being stopped: the start was abandoned between two steps.
     #[error(transparent)]
     Interrupted(#[from] Interrupted),
+}
+
+/// Why a container's configuration could not be made (`CreateContainerConfigError`): the
+/// start's own failures that are the container's, not the runtime's. Its Display is the
+/// container's waiting message; `Clone` and comparable, as [`NotStarted`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A field of its spec, its image's user, or its files on the node.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// One of its subPath mounts was refused.
+    #[error(transparent)]
+    SubPath(#[from] SubPathError),
+    /// Binding its subPaths on the blocking pool did not finish.
+    #[error(transparent)]
+    Unfinished(#[from] Unfinished),
 }
 
 impl NotStarted {
@@ -154,9 +170,9 @@ pub async fn start_container(
     let image = interrupt.unless(ensure_image(port, pulls, &image, &request));
     let (image, files) = futures::join!(image, async { prepare_files(&request, node) });
     let image = image??;
-    files.map_err(NotStarted::Config)?;
+    files.map_err(ConfigError::from)?;
     spec::check_image_user(&request.pod, &request.container, request.kind, &image.user)
-        .map_err(|e| NotStarted::Config(e.to_string()))?;
+        .map_err(ConfigError::from)?;
     let mut setup = spec::container_config(
         &request.pod,
         &request.container,
@@ -168,13 +184,11 @@ pub async fn start_container(
         &request.objects,
         &image,
     )
-    .map_err(|e| NotStarted::Config(e.to_string()))?;
+    .map_err(ConfigError::from)?;
     if let Some(target) = &request.pid_target {
         spec::join_target_pid_namespace(&mut setup.config, target);
     }
-    bind_sub_paths(setup.sub_paths)
-        .await
-        .map_err(NotStarted::Config)?;
+    bind_sub_paths(setup.sub_paths).await?;
     interrupt.check()?;
     let created = port
         .call(cri::CreateContainerRequest {
@@ -216,7 +230,7 @@ pub async fn start_container(
             pod_ip: request.pod_ips.first().map(String::as_str),
         };
         let hook = hooks::run(port, &target, handler, hooks::DEFAULT_HOOK_TIMEOUT);
-        if let Err(message) = interrupt.unless(hook).await? {
+        if let Err(error) = interrupt.unless(hook).await? {
             let failed = "PostStartHook failed".to_owned();
             container_event(name, Warning, reason::FAILED_POST_START_HOOK, failed);
             let killing = "FailedPostStartHook".to_owned();
@@ -227,7 +241,7 @@ pub async fn start_container(
                     timeout: 0,
                 })
                 .await;
-            return Err(NotStarted::PostStartHook(message));
+            return Err(NotStarted::PostStartHook(error));
         }
     }
     Ok(container_id)
@@ -240,14 +254,11 @@ pub async fn start_container(
 ///
 /// # Errors
 /// What could not be written, to be reported once the image is known to be there.
-fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), String> {
+fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), SpecError> {
     let (pod, container) = (&request.pod, &request.container);
-    sergeant_host::pod_files::prepare_container_log_dir(pod, &container.name, node)
-        .map_err(|e| e.to_string())?;
-    sergeant_host::pod_files::prepare_termination_log(pod, container, request.restart_count, node)
-        .map_err(|e| e.to_string())?;
-    sergeant_host::pod_files::prepare_hosts_file(pod, &request.pod_ips, node)
-        .map_err(|e| e.to_string())?;
+    sergeant_host::pod_files::prepare_container_log_dir(pod, &container.name, node)?;
+    sergeant_host::pod_files::prepare_termination_log(pod, container, request.restart_count, node)?;
+    sergeant_host::pod_files::prepare_hosts_file(pod, &request.pod_ips, node)?;
     Ok(())
 }
 
@@ -256,8 +267,9 @@ fn prepare_files(request: &StartRequest, node: &NodeContext) -> Result<(), Strin
 /// a hostPath volume. Nothing to do, and no file work, for a container without subPaths.
 ///
 /// # Errors
-/// The refused subPath (logged and counted), naming pod, field and reason.
-async fn bind_sub_paths(mounts: Vec<SubPathMount>) -> Result<(), String> {
+/// [`ConfigError::SubPath`]: the refused subPath (logged and counted), naming pod, field and
+/// reason; [`ConfigError::Unfinished`] when the binds on the blocking pool did not finish.
+async fn bind_sub_paths(mounts: Vec<SubPathMount>) -> Result<(), ConfigError> {
     if mounts.is_empty() {
         return Ok(());
     }
@@ -269,7 +281,7 @@ async fn bind_sub_paths(mounts: Vec<SubPathMount>) -> Result<(), String> {
     .map_err(|refused| {
         // Here, in the pod's span: the blocking pool has none.
         record_subpath_refusal(&refused);
-        refused.to_string()
+        refused.into()
     })
 }
 
@@ -351,7 +363,7 @@ async fn ensure_image(
             pulls.failed(image, now, PULL_BACKOFF);
             let message = format!("Failed to pull image \"{image}\": {err}");
             container_event(name, Warning, reason::FAILED, message);
-            Err(image_error("ErrImagePull", err))
+            Err(image_error("ErrImagePull", err.to_string()))
         }
     }
 }
@@ -398,7 +410,9 @@ mod tests {
         let cases = [
             (image, Some("ImagePullBackOff"), false),
             (
-                NotStarted::Config("bad env".to_owned()),
+                NotStarted::Config(
+                    SpecError::field("ns/web", "spec.containers[0].env", "bad").into(),
+                ),
                 Some("CreateContainerConfigError"),
                 false,
             ),
@@ -409,7 +423,7 @@ mod tests {
             ),
             (NotStarted::Run(refused), Some("RunContainerError"), false),
             (
-                NotStarted::PostStartHook("exit 1".to_owned()),
+                NotStarted::PostStartHook(HookError::NoHandler),
                 Some("PostStartHookError"),
                 false,
             ),

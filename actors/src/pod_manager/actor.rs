@@ -34,7 +34,7 @@ use sergeant_core::node_status::facts::RuntimeHealth;
 use sergeant_core::pod_update::changed;
 use sergeant_core::source::is_api_pod;
 use sergeant_core::source::is_static_pod;
-use sergeant_core::spec::NodeContext;
+use sergeant_core::spec::{self, NodeContext};
 use sergeant_core::sysctls::Allowlist;
 use sergeant_kube_api::ObjectCache;
 use sergeant_supervisor::failpoint;
@@ -124,7 +124,17 @@ impl PodManager {
         }
     }
 
+    /// The pods the sources want here, as this node's feature gates let it see them (with
+    /// PodLevelResources off, without their pod-level resources), and whether every source
+    /// has synced.
     fn desired(&self) -> (BTreeMap<String, Arc<Pod>>, bool) {
+        let pod_level = self
+            .deps
+            .config
+            .borrow()
+            .active
+            .kubelet
+            .feature_enabled("PodLevelResources");
         let mut desired = BTreeMap::new();
         let mut synced = true;
         for source in &self.deps.sources {
@@ -132,7 +142,12 @@ impl PodManager {
             synced &= snapshot.synced;
             for pod in &snapshot.pods {
                 if let Some(uid) = pod.metadata.uid.clone() {
-                    desired.insert(uid, Arc::clone(pod));
+                    let seen = if pod_level {
+                        Arc::clone(pod)
+                    } else {
+                        spec::without_pod_level(pod)
+                    };
+                    desired.insert(uid, seen);
                 }
             }
         }

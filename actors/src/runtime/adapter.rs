@@ -53,7 +53,42 @@ pub struct StartedAdapter {
 }
 
 /// Starts the adapter a spec asks for; provided by `main`, which knows the concrete adapters.
-pub type AdapterFactory = Rc<dyn Fn(&AdapterSpec) -> Result<StartedAdapter, String>>;
+pub type AdapterFactory = Rc<dyn Fn(&AdapterSpec) -> Result<StartedAdapter, AdapterStartError>>;
+
+/// Why the factory could not start an adapter (a bad endpoint, a thread that could not make
+/// it): the concrete adapter's own error, kept as it is. Boxed, since `main` knows the
+/// adapters and this crate does not.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct AdapterStartError(pub Box<dyn std::error::Error + Send + Sync>);
+
+impl AdapterStartError {
+    /// The adapter's own `error`.
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self(error.into())
+    }
+}
+
+/// Why a new adapter was not put in service: it could not be started, or it did not answer
+/// its handshake. Its Display is the reason in the swap's failure (log and status).
+#[derive(Debug, thiserror::Error)]
+enum SwapError {
+    /// The factory could not start it.
+    #[error(transparent)]
+    Start(#[from] AdapterStartError),
+    /// It answered the `Version` handshake with another operation's answer.
+    #[error("answered the handshake with {0}")]
+    WrongAnswer(&'static str),
+    /// It answered the handshake with an error.
+    #[error(transparent)]
+    Refused(RuntimeError),
+    /// It ended before answering.
+    #[error("the adapter died during the handshake")]
+    Died,
+    /// It did not answer within the handshake's timeout.
+    #[error("no answer to the handshake within {0:?}")]
+    NoAnswer(Duration),
+}
 
 /// One adapter this actor started, in service or draining.
 struct Backend {
@@ -143,7 +178,11 @@ impl RuntimeAdapter {
     }
 
     /// Starts an adapter for `spec` and watches for its end.
-    fn launch(&mut self, spec: &AdapterSpec, ctx: &mut Context<Self>) -> Result<Backend, String> {
+    fn launch(
+        &mut self,
+        spec: &AdapterSpec,
+        ctx: &mut Context<Self>,
+    ) -> Result<Backend, AdapterStartError> {
         let started = (self.factory)(spec)?;
         self.next_id += 1;
         let id = self.next_id;
@@ -216,7 +255,7 @@ impl RuntimeAdapter {
         tracing::info!(to = %desired, "runtime adapter change requested");
         let backend = match self.launch(&desired, ctx) {
             Ok(backend) => backend,
-            Err(reason) => return self.swap_failed(&desired, reason),
+            Err(reason) => return self.swap_failed(&desired, &reason.into()),
         };
         self.candidate = Some((backend.id, desired.clone()));
         self.show_status();
@@ -230,12 +269,10 @@ impl RuntimeAdapter {
                 .map(move |answer, act, ctx| {
                     let answered = match answer {
                         Ok(Ok(Ok(RuntimeResponse::Version(version)))) => Ok(version),
-                        Ok(Ok(Ok(other))) => {
-                            Err(format!("answered the handshake with {}", other.operation()))
-                        }
-                        Ok(Ok(Err(err))) => Err(err.to_string()),
-                        Ok(Err(_)) => Err("the adapter died during the handshake".to_owned()),
-                        Err(_) => Err(format!("no answer to the handshake within {timeout:?}")),
+                        Ok(Ok(Ok(other))) => Err(SwapError::WrongAnswer(other.operation())),
+                        Ok(Ok(Err(err))) => Err(SwapError::Refused(err)),
+                        Ok(Err(_)) => Err(SwapError::Died),
+                        Err(_) => Err(SwapError::NoAnswer(timeout)),
                     };
                     act.handshake_done(backend, answered, ctx);
                 }),
@@ -245,7 +282,7 @@ impl RuntimeAdapter {
     fn handshake_done(
         &mut self,
         mut backend: Backend,
-        answered: Result<cri::VersionResponse, String>,
+        answered: Result<cri::VersionResponse, SwapError>,
         ctx: &mut Context<Self>,
     ) {
         let current = self
@@ -270,14 +307,14 @@ impl RuntimeAdapter {
                 stop_backend(&mut backend);
                 if current {
                     self.candidate = None;
-                    self.swap_failed(&backend.spec, reason);
+                    self.swap_failed(&backend.spec, &reason);
                 }
             }
         }
         self.show_status();
     }
 
-    fn swap_failed(&mut self, spec: &AdapterSpec, reason: String) {
+    fn swap_failed(&mut self, spec: &AdapterSpec, reason: &SwapError) {
         let message = format!("cannot switch to {spec}: {reason}");
         tracing::error!("{message}; the runtime adapter in service stays");
         metrics::counter!("sergeant_runtime_adapter_swap_failures_total").increment(1);

@@ -13,7 +13,7 @@ mod port;
 mod runtime_time;
 mod spec;
 
-pub use adapter::{AdapterFactory, RuntimeAdapter, StartedAdapter};
+pub use adapter::{AdapterFactory, AdapterStartError, RuntimeAdapter, StartedAdapter};
 pub use port::RuntimePort;
 pub use runtime_time::time_in_runtime;
 pub use spec::AdapterSpec;

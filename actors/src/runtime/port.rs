@@ -59,13 +59,15 @@ impl RuntimePort {
     async fn send<R: RuntimeOperation>(&self, request: R) -> Result<R::Response, RuntimeError> {
         let call = RuntimeCall(request.into_request());
         let answer = match &self.target {
-            Target::Adapter(adapter) => adapter.send(call).await.map_err(|err| err.to_string()),
-            Target::Direct(adapter) => adapter.send(call).await.map_err(|err| err.to_string()),
-        };
-        let answer = answer.map_err(|message| RuntimeError::Unavailable {
-            operation: R::OPERATION,
-            message,
-        })??;
+            Target::Adapter(adapter) => adapter
+                .send(call)
+                .await
+                .map_err(|err| unreachable_adapter(R::OPERATION, &err))?,
+            Target::Direct(adapter) => adapter
+                .send(call)
+                .await
+                .map_err(|err| unreachable_adapter(R::OPERATION, &err))?,
+        }?;
         R::from_response(answer)
     }
 
@@ -113,5 +115,14 @@ impl RuntimePort {
             // Unreachable: the subscriber finds out on its next subscription.
             let _ = adapter.send(WaitForAdapterSwap).await;
         }
+    }
+}
+
+/// The runtime's error for a call whose adapter could not be reached: `Unavailable`, with the
+/// delivery's failure as its message (the runtime error carries text).
+fn unreachable_adapter(operation: &'static str, error: &dyn std::fmt::Display) -> RuntimeError {
+    RuntimeError::Unavailable {
+        operation,
+        message: error.to_string(),
     }
 }

@@ -128,23 +128,24 @@ impl StaticPodSource {
         self.env
             .set_status(format!("reading {} (not synced yet)", path.display()));
         let generation = self.generation;
-        let resolve = async move {
-            tokio::task::spawn_blocking(move || active.node_name().map_err(|e| e.to_string()))
-                .await
-                .unwrap_or_else(|e| Err(format!("resolving did not finish: {e}")))
-        };
+        let resolve = async move { tokio::task::spawn_blocking(move || active.node_name()).await };
         ctx.spawn(resolve.into_actor(self).map(move |node, act, ctx| {
             if act.generation != generation {
                 return;
             }
+            let fail = |act: &mut Self, ctx: &mut Context<Self>, reason: &dyn std::fmt::Display| {
+                act.env
+                    .fail(ctx, format!("static pods need the node name: {reason}"));
+            };
             match node {
-                Ok(node) => {
+                Ok(Ok(node)) => {
                     act.scanner = Some(Scanner::new(path, node));
                     act.scan(ctx);
                 }
-                Err(reason) => act
-                    .env
-                    .fail(ctx, format!("static pods need the node name: {reason}")),
+                Ok(Err(error)) => fail(act, ctx, &error),
+                Err(unfinished) => {
+                    fail(act, ctx, &format!("resolving did not finish: {unfinished}"));
+                }
             }
         }));
     }

@@ -17,6 +17,7 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::RejectedManifest;
 
 use sergeant_core::limits::MAX_MANIFEST_BYTES;
+use sergeant_core::located::Rejection;
 use sergeant_core::manifest::load_static_pod;
 use sergeant_core::source::FirstSeen;
 
@@ -32,6 +33,24 @@ pub(crate) struct ScanError {
     pub(crate) path: String,
     /// The operating system's reason.
     pub(crate) reason: String,
+}
+
+/// Why one manifest file gives no pod: it could not be read, or the loader rejected it. Kept
+/// for the file between scans, and reported as the file's [`RejectedManifest`], whose error
+/// is this one's Display.
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    /// The file is listed but could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file does not define a pod this node can run (each problem with its line).
+    #[error(transparent)]
+    Rejected(#[from] Rejection),
 }
 
 /// The file's bytes, but no more than one past the size cap: enough for the loader to refuse
@@ -83,7 +102,7 @@ struct Loaded {
 struct Known {
     stamp: Stamp,
     read_at: SystemTime,
-    outcome: Result<Loaded, String>,
+    outcome: Result<Loaded, LoadError>,
 }
 
 impl Known {
@@ -157,7 +176,10 @@ impl Scanner {
                     self.known.remove(&file);
                     continue;
                 }
-                Err(err) => Err(format!("{}: cannot read: {err}", file.display())),
+                Err(source) => Err(LoadError::Unreadable {
+                    path: file.clone(),
+                    source,
+                }),
             };
             self.known.insert(
                 file,
@@ -202,10 +224,14 @@ impl Scanner {
 
     /// The pod `content` (read from `file` at `read_at`) defines, marked with when it was
     /// first read.
-    fn load(&mut self, file: &Path, content: &[u8], read_at: SystemTime) -> Result<Loaded, String> {
+    fn load(
+        &mut self,
+        file: &Path,
+        content: &[u8],
+        read_at: SystemTime,
+    ) -> Result<Loaded, LoadError> {
         let shown = file.display().to_string();
-        let (mut pod, name_line) =
-            load_static_pod(&shown, content, &self.node).map_err(|e| e.to_string())?;
+        let (mut pod, name_line) = load_static_pod(&shown, content, &self.node)?;
         self.seen.mark(&mut pod, read_at);
         Ok(Loaded {
             pod: Arc::new(pod),
@@ -223,7 +249,7 @@ impl Scanner {
             match &known.outcome {
                 Err(error) => scan.rejected.push(RejectedManifest {
                     origin,
-                    error: error.clone(),
+                    error: error.to_string(),
                 }),
                 Ok(loaded) => {
                     let meta = &loaded.pod.metadata;

@@ -2,6 +2,7 @@
 //! then without regard to case (Go's decoder), each value checked with the path it sits at,
 //! so a fault names its field.
 
+use std::fmt;
 use std::net::IpAddr;
 
 use serde_json::{Map, Value};
@@ -59,8 +60,8 @@ impl<'a> Obj<'a> {
     }
 
     /// A fault at `key` of this object.
-    pub(super) fn fault(&self, key: &str, reason: impl Into<String>) -> Fault {
-        (self.path_of(key), reason.into())
+    pub(super) fn fault(&self, key: &str, reason: impl fmt::Display) -> Fault {
+        (self.path_of(key), reason.to_string())
     }
 
     /// The string under `key`, if set.
@@ -129,7 +130,7 @@ impl<'a> Obj<'a> {
     pub(super) fn strings(
         &self,
         key: &str,
-        check: fn(&str) -> Result<(), String>,
+        check: fn(&str) -> Result<(), AddressError>,
     ) -> Result<Vec<&'a str>, Fault> {
         let field = self.path_of(key);
         self.array(key)?
@@ -140,7 +141,7 @@ impl<'a> Obj<'a> {
                 let text = item
                     .as_str()
                     .ok_or_else(|| (at(), format!("must be a string, not {}", kind(item))))?;
-                check(text).map_err(|reason| (at(), reason))?;
+                check(text).map_err(|error| (at(), error.to_string()))?;
                 Ok(text)
             })
             .collect()
@@ -159,16 +160,28 @@ pub(super) fn kind(value: &Value) -> &'static str {
     }
 }
 
+/// Why a value that should be an address or a CIDR block is not one; the reason of the
+/// [`ConfigFault`](super::ConfigFault) at its field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum AddressError {
+    /// Not an IP address.
+    #[error("{0:?} is not an IP address")]
+    NotIp(String),
+    /// Not `address/prefix`, or a prefix too long for the address.
+    #[error("{0:?} is not a CIDR block (address/prefix)")]
+    NotCidr(String),
+}
+
 /// An IP address.
-pub(super) fn ip(text: &str) -> Result<(), String> {
+pub(super) fn ip(text: &str) -> Result<(), AddressError> {
     text.parse::<IpAddr>()
         .map(drop)
-        .map_err(|_| format!("{text:?} is not an IP address"))
+        .map_err(|_| AddressError::NotIp(text.to_owned()))
 }
 
 /// A CIDR block (`10.244.0.0/16`, `fd00::/64`), returned as its address.
-pub(super) fn cidr(text: &str) -> Result<IpAddr, String> {
-    let bad = || format!("{text:?} is not a CIDR block (address/prefix)");
+pub(super) fn cidr(text: &str) -> Result<IpAddr, AddressError> {
+    let bad = || AddressError::NotCidr(text.to_owned());
     let (addr, prefix) = text.split_once('/').ok_or_else(bad)?;
     let addr: IpAddr = addr.parse().map_err(|_| bad())?;
     let prefix: u8 = prefix.parse().map_err(|_| bad())?;
@@ -180,12 +193,12 @@ pub(super) fn cidr(text: &str) -> Result<IpAddr, String> {
 }
 
 /// [`cidr`], for list checks.
-pub(super) fn cidr_only(text: &str) -> Result<(), String> {
+pub(super) fn cidr_only(text: &str) -> Result<(), AddressError> {
     cidr(text).map(drop)
 }
 
 /// A CIDR block or a single address (NAT exceptions take both).
-pub(super) fn cidr_or_ip(text: &str) -> Result<(), String> {
+pub(super) fn cidr_or_ip(text: &str) -> Result<(), AddressError> {
     if text.contains('/') {
         cidr_only(text)
     } else {

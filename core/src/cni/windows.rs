@@ -274,7 +274,7 @@ fn check_endpoint_policy(policy: &Obj<'_>) -> Result<(), Fault> {
         cidr_only(prefix).map_err(|reason| {
             (
                 format!("{}.DestinationPrefix", policy.path_of("Settings")),
-                reason,
+                reason.to_string(),
             )
         })?;
     } else if kind.eq_ignore_ascii_case("ProviderAddress") {
@@ -282,7 +282,7 @@ fn check_endpoint_policy(policy: &Obj<'_>) -> Result<(), Fault> {
         ip(address).map_err(|reason| {
             (
                 format!("{}.ProviderAddress", policy.path_of("Settings")),
-                reason,
+                reason.to_string(),
             )
         })?;
     }

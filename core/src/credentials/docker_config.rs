@@ -32,6 +32,20 @@ pub struct PullSecretError {
     pub reason: String,
 }
 
+/// Why an entry's `auth` field gives no username and password; the entry is skipped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthFieldError {
+    /// It is not base64 (padded or not).
+    #[error("not base64: {0}")]
+    NotBase64(#[from] base64::DecodeError),
+    /// Its decoded bytes are not text.
+    #[error("not UTF-8 once decoded")]
+    NotUtf8,
+    /// Its decoded text has no `:` between username and password.
+    #[error("must be base64 of username:password (no ':' found)")]
+    NoColon,
+}
+
 /// One entry as written; `email` and unknown fields are ignored.
 #[derive(Debug, Default, Deserialize)]
 struct Entry {
@@ -113,7 +127,7 @@ fn add_entry(
     let (username, password) = if entry.auth.is_empty() {
         (entry.username, entry.password)
     } else {
-        decode_auth(&entry.auth).map_err(|reason| (".auth".to_owned(), reason))?
+        decode_auth(&entry.auth).map_err(|error| (".auth".to_owned(), error.to_string()))?
     };
     let credential = Credential {
         username,
@@ -122,23 +136,19 @@ fn add_entry(
     };
     keyring
         .add(location, credential)
-        .map_err(|reason| (String::new(), reason))
+        .map_err(|error| (String::new(), error.to_string()))
 }
 
 /// `username` and `password` out of an `auth` field.
-fn decode_auth(auth: &str) -> Result<(String, String), String> {
+fn decode_auth(auth: &str) -> Result<(String, String), AuthFieldError> {
     let engine = if auth.trim_end().ends_with('=') {
         &STANDARD
     } else {
         &STANDARD_NO_PAD
     };
-    let bytes = engine
-        .decode(auth.trim_end())
-        .map_err(|e| format!("not base64: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 once decoded".to_owned())?;
-    let (username, password) = text
-        .split_once(':')
-        .ok_or("must be base64 of username:password (no ':' found)")?;
+    let bytes = engine.decode(auth.trim_end())?;
+    let text = String::from_utf8(bytes).map_err(|_| AuthFieldError::NotUtf8)?;
+    let (username, password) = text.split_once(':').ok_or(AuthFieldError::NoColon)?;
     Ok((username.to_owned(), password.to_owned()))
 }
 

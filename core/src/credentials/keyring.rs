@@ -30,6 +30,15 @@ impl std::fmt::Debug for Credential {
     }
 }
 
+/// Why a pull secret's key is not a registry location: its credential is skipped, and the
+/// secret's other entries still count.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("names no registry host")]
+pub struct LocationError {
+    /// The location as the secret writes it.
+    pub location: String,
+}
+
 /// Where a credential applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Location {
@@ -43,7 +52,7 @@ struct Location {
 
 impl Location {
     /// Reads a location as pull secrets write it (`https://quay.io/v2/coreos`).
-    fn parse(text: &str) -> Result<Self, String> {
+    fn parse(text: &str) -> Result<Self, LocationError> {
         let bare = ["https://", "http://"]
             .iter()
             .find_map(|scheme| text.strip_prefix(scheme))
@@ -60,7 +69,9 @@ impl Location {
         let host = canonical_host(host);
         let (name, port) = split_port(&host);
         if name.is_empty() {
-            return Err("names no registry host".to_owned());
+            return Err(LocationError {
+                location: text.to_owned(),
+            });
         }
         Ok(Location {
             labels: name.split('.').map(str::to_owned).collect(),
@@ -128,8 +139,8 @@ impl Keyring {
     /// Adds `credential` for the registry location `location` (a pull secret's key).
     ///
     /// # Errors
-    /// Why `location` is not a registry location; the keyring is unchanged.
-    pub fn add(&mut self, location: &str, credential: Credential) -> Result<(), String> {
+    /// [`LocationError`] when `location` is not a registry location; the keyring is unchanged.
+    pub fn add(&mut self, location: &str, credential: Credential) -> Result<(), LocationError> {
         let location = Location::parse(location)?;
         self.entries.push((location, credential));
         Ok(())
@@ -301,7 +312,15 @@ mod tests {
         let mut ring = Keyring::default();
         assert_eq!(
             ring.add("https:///v2/", credential("x")),
-            Err("names no registry host".to_owned())
+            Err(LocationError {
+                location: "https:///v2/".to_owned()
+            })
+        );
+        assert_eq!(
+            ring.add("https:///v2/", credential("x"))
+                .unwrap_err()
+                .to_string(),
+            "names no registry host"
         );
         assert!(ring.entries.is_empty());
     }

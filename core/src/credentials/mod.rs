@@ -9,4 +9,4 @@ pub mod keyring;
 mod pod_keyring;
 pub mod reference;
 
-pub use pod_keyring::PodKeyring;
+pub use pod_keyring::{PodKeyring, SecretUnavailable};

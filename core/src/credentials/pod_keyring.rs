@@ -5,7 +5,24 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::docker_config::{add_secret, PullSecretError};
 use super::keyring::Keyring;
-use crate::spec::{ObjectKind, PodObjects};
+use crate::spec::{ObjectError, ObjectKind, PodObjects};
+
+/// Why one of a pod's pull secrets gives no credentials at all; upstream pulls without it and
+/// says so in an event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretUnavailable {
+    /// The secret does not exist.
+    #[error("secret {namespace}/{name} not found")]
+    NotFound {
+        /// The pod's namespace.
+        namespace: String,
+        /// The secret.
+        name: String,
+    },
+    /// It could not be read (forbidden, the API server away, a standalone node).
+    #[error(transparent)]
+    Unreadable(#[from] ObjectError),
+}
 
 /// A pod's pull credentials and what went wrong reading them.
 #[derive(Debug, Default)]
@@ -14,7 +31,7 @@ pub struct PodKeyring {
     pub keyring: Keyring,
     /// The secrets that could not be read (missing, forbidden, standalone node), each with
     /// why; upstream pulls without them and says so in an event.
-    pub unavailable: Vec<(String, String)>,
+    pub unavailable: Vec<(String, SecretUnavailable)>,
     /// The malformed parts of the secrets that were read, skipped.
     pub malformed: Vec<PullSecretError>,
 }
@@ -41,9 +58,12 @@ impl PodKeyring {
                 }
                 Ok(None) => ring.unavailable.push((
                     name.to_owned(),
-                    format!("secret {namespace}/{name} not found"),
+                    SecretUnavailable::NotFound {
+                        namespace: namespace.to_owned(),
+                        name: name.to_owned(),
+                    },
                 )),
-                Err(reason) => ring.unavailable.push((name.to_owned(), reason)),
+                Err(error) => ring.unavailable.push((name.to_owned(), error.into())),
             }
         }
         ring
@@ -82,7 +102,18 @@ mod tests {
             objects.insert_secret_type(name, DOCKER_CONFIG_JSON.to_owned());
         }
         objects.insert(ObjectKind::Secret, "gone", None);
-        objects.insert_failure(ObjectKind::Secret, "denied", "forbidden".to_owned());
+        let forbidden = ObjectError::Api {
+            request: crate::spec::ApiRequest::Read {
+                kind: ObjectKind::Secret,
+                namespace: "ns".into(),
+                name: "denied".into(),
+            },
+            failure: crate::spec::ApiFailure {
+                kind: crate::spec::ApiFailureKind::Forbidden,
+                message: "forbidden".into(),
+            },
+        };
+        objects.insert_failure(ObjectKind::Secret, "denied", forbidden.clone());
         objects.insert(ObjectKind::Secret, "untyped", Some(secret("three")));
         let pod = pod(&["second", "gone", "", "first", "denied", "untyped"]);
         let ring = PodKeyring::of(&pod, &objects);
@@ -93,12 +124,21 @@ mod tests {
             .map(|c| c.username.as_str())
             .collect();
         assert_eq!(users, ["two", "one"]);
+        let unavailable: Vec<(&str, String)> = ring
+            .unavailable
+            .iter()
+            .map(|(name, why)| (name.as_str(), why.to_string()))
+            .collect();
         assert_eq!(
-            ring.unavailable,
+            unavailable,
             [
-                ("gone".to_owned(), "secret ns/gone not found".to_owned()),
-                ("denied".to_owned(), "forbidden".to_owned())
+                ("gone", "secret ns/gone not found".to_owned()),
+                ("denied", "reading secret ns/denied: forbidden".to_owned())
             ]
+        );
+        assert_eq!(
+            ring.unavailable[1].1,
+            SecretUnavailable::Unreadable(forbidden)
         );
         assert_eq!(ring.malformed.len(), 1);
         assert_eq!(
@@ -115,7 +155,10 @@ mod tests {
         let ring = PodKeyring::of(&pod(&["s"]), &PodObjects::default());
         assert!(ring.keyring.lookup(&repository("quay.io/a")).is_empty());
         assert_eq!(ring.unavailable.len(), 1);
-        assert!(ring.unavailable[0].1.contains("standalone"));
+        assert_eq!(
+            ring.unavailable[0].1,
+            SecretUnavailable::Unreadable(ObjectError::Standalone)
+        );
         let none = PodKeyring::of(&pod(&[]), &PodObjects::default());
         assert!(none.unavailable.is_empty() && none.malformed.is_empty());
     }

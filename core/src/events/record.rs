@@ -52,6 +52,8 @@ pub mod reason {
     pub const FAILED_PRE_STOP_HOOK: &str = "FailedPreStopHook";
     /// A volume could not be set up (or updated) for the pod.
     pub const FAILED_MOUNT: &str = "FailedMount";
+    /// The pod's sandbox could not be made (its RuntimeClass cannot be resolved).
+    pub const FAILED_CREATE_POD_SANDBOX: &str = "FailedCreatePodSandBox";
     /// Some image pull secrets of the pod could not be read; pulls go on without them.
     pub const FAILED_TO_RETRIEVE_IMAGE_PULL_SECRET: &str = "FailedToRetrieveImagePullSecret";
     /// The pod could not be synced: its pod actor failed more often than its restart

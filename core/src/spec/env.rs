@@ -52,9 +52,14 @@ pub fn container_env(
         }
     };
     for (index, source) in container.env_from.iter().flatten().enumerate() {
-        let vars = env_from(sources.objects, source).map_err(|(at, reason)| {
+        let vars = env_from(sources.objects, source).map_err(|error| {
+            let at = error.field();
             let dot = if at.is_empty() { "" } else { "." };
-            SpecError::field(pod, format!("{field}.envFrom[{index}]{dot}{at}"), reason)
+            SpecError::field(
+                pod,
+                format!("{field}.envFrom[{index}]{dot}{at}"),
+                error.to_string(),
+            )
         })?;
         for (key, value) in vars {
             set(key, value, &mut values);
@@ -63,7 +68,7 @@ pub fn container_env(
     let services = sources
         .objects
         .services()
-        .map_err(|reason| SpecError::field(pod, "spec.enableServiceLinks", reason))?;
+        .map_err(|error| SpecError::field(pod, "spec.enableServiceLinks", error.to_string()))?;
     let service_vars = service_env(services);
     let service_values: HashMap<&str, &str> = service_vars
         .iter()
@@ -141,12 +146,14 @@ fn from_source(
             optional.unwrap_or(false),
             namespace,
         )
-        .map_err(|reason| SpecError::field(pod, format!("{at}.{field}"), reason));
+        .map_err(|error| SpecError::field(pod, format!("{at}.{field}"), error.to_string()));
     }
     if let Some(selector) = &source.resource_field_ref {
         return resource_value(sources.pod, own, selector, sources.node)
             .map(Some)
-            .map_err(|reason| SpecError::field(pod, format!("{at}.resourceFieldRef"), reason));
+            .map_err(|error| {
+                SpecError::field(pod, format!("{at}.resourceFieldRef"), error.to_string())
+            });
     }
     if source.file_key_ref.is_some() {
         return Err(SpecError::field(
@@ -509,7 +516,15 @@ mod tests {
         assert_eq!(env[0].1, "http://10.96.0.7/");
         assert_eq!(env[1].1, "8080", "the container's own value wins");
 
-        objects.insert_services(Err("listing the services of namespace ns: refused".into()));
+        objects.insert_services(Err(crate::spec::ObjectError::Api {
+            request: crate::spec::ApiRequest::ListServices {
+                namespace: "ns".into(),
+            },
+            failure: crate::spec::ApiFailure {
+                kind: crate::spec::ApiFailureKind::Unreachable,
+                message: "refused".into(),
+            },
+        }));
         let error = env_from_run(&objects, vec![], vec![])
             .unwrap_err()
             .to_string();

@@ -4,11 +4,42 @@
 
 use k8s_openapi::api::core::v1::EnvFromSource;
 
+use super::object_error::ObjectError;
 use super::objects::{ObjectKind, PodObjects};
 
+/// Why an `envFrom` entry gives no variables: it names no source, or the object it names
+/// cannot be used (missing and not optional, or unreadable).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvFromError {
+    /// Neither `configMapRef` nor `secretRef` is set.
+    #[error("names neither configMapRef nor secretRef")]
+    NoSource,
+    /// The object of the reference at `field` (`configMapRef`, `secretRef`) cannot be used.
+    #[error("{error}")]
+    Object {
+        /// The field of the entry that names the object.
+        field: &'static str,
+        /// Why it cannot be used.
+        error: ObjectError,
+    },
+}
+
+impl EnvFromError {
+    /// The field at fault, relative to the entry (empty for the entry as a whole).
+    pub fn field(&self) -> &'static str {
+        match self {
+            EnvFromError::NoSource => "",
+            EnvFromError::Object { field, .. } => field,
+        }
+    }
+}
+
 /// The value of `key` in object `name`; `Ok(None)` when it or the key is missing and the
-/// reference is `optional` (the variable is then left out). The error is a reason naming the
-/// missing object or key, as upstream words it.
+/// reference is `optional` (the variable is then left out).
+///
+/// # Errors
+/// The missing object or key ([`ObjectError::is_missing`]), worded as upstream, or why the
+/// object cannot be read.
 pub fn key_value(
     objects: &PodObjects,
     kind: ObjectKind,
@@ -16,37 +47,48 @@ pub fn key_value(
     key: &str,
     optional: bool,
     namespace: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, ObjectError> {
     let Some(data) = objects.lookup(kind, name)? else {
-        return missing(optional, format!("{} {name:?} not found", kind.noun()));
+        return missing(
+            optional,
+            ObjectError::NotFound {
+                kind,
+                name: name.to_owned(),
+            },
+        );
     };
     match data.get(key) {
         Some(value) => Ok(Some(String::from_utf8_lossy(value).into_owned())),
         None => missing(
             optional,
-            format!(
-                "couldn't find key {key} in {} {namespace}/{name}",
-                kind.kind()
-            ),
+            ObjectError::KeyNotFound {
+                kind,
+                namespace: namespace.to_owned(),
+                name: name.to_owned(),
+                key: key.to_owned(),
+            },
         ),
     }
 }
 
-fn missing<T>(optional: bool, reason: String) -> Result<Option<T>, String> {
+/// Nothing when the reference is optional, else `error`.
+fn missing<T>(optional: bool, error: ObjectError) -> Result<Option<T>, ObjectError> {
     if optional {
         Ok(None)
     } else {
-        Err(reason)
+        Err(error)
     }
 }
 
 /// Every variable one `envFrom` entry gives, in key order, its prefix applied; keys that
-/// cannot be variable names (empty, or holding `=`) are skipped as upstream does. The error is
-/// `(field, reason)`, the field relative to the entry.
+/// cannot be variable names (empty, or holding `=`) are skipped as upstream does.
+///
+/// # Errors
+/// [`EnvFromError`], naming the field of the entry at fault.
 pub fn env_from(
     objects: &PodObjects,
     source: &EnvFromSource,
-) -> Result<Vec<(String, String)>, (&'static str, String)> {
+) -> Result<Vec<(String, String)>, EnvFromError> {
     let (kind, name, optional, field) = match (&source.config_map_ref, &source.secret_ref) {
         (Some(r), _) => (
             ObjectKind::ConfigMap,
@@ -60,12 +102,18 @@ pub fn env_from(
             r.optional.unwrap_or(false),
             "secretRef",
         ),
-        (None, None) => return Err(("", "names neither configMapRef nor secretRef".into())),
+        (None, None) => return Err(EnvFromError::NoSource),
     };
-    let data = match objects.lookup(kind, name).map_err(|r| (field, r))? {
+    let failed = |error| EnvFromError::Object { field, error };
+    let data = match objects.lookup(kind, name).map_err(failed)? {
         Some(data) => data,
         None if optional => return Ok(Vec::new()),
-        None => return Err((field, format!("{} {name:?} not found", kind.noun()))),
+        None => {
+            return Err(failed(ObjectError::NotFound {
+                kind,
+                name: name.to_owned(),
+            }))
+        }
     };
     let prefix = source.prefix.as_deref().unwrap_or_default();
     Ok(data
@@ -111,13 +159,12 @@ mod tests {
         assert_eq!(value("cm", "A", false), Ok(Some("1".into())));
         assert_eq!(value("cm", "Z", true), Ok(None));
         assert_eq!(
-            value("cm", "Z", false),
-            Err("couldn't find key Z in ConfigMap ns/cm".into())
+            value("cm", "Z", false).unwrap_err().to_string(),
+            "couldn't find key Z in ConfigMap ns/cm"
         );
-        assert_eq!(
-            key_value(&objects, ObjectKind::Secret, "gone", "k", false, "ns"),
-            Err("secret \"gone\" not found".into())
-        );
+        let gone = key_value(&objects, ObjectKind::Secret, "gone", "k", false, "ns").unwrap_err();
+        assert!(gone.is_missing());
+        assert_eq!(gone.to_string(), "secret \"gone\" not found");
         assert_eq!(
             key_value(&objects, ObjectKind::Secret, "gone", "k", true, "ns"),
             Ok(None)
@@ -147,10 +194,14 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(env_from(&objects, &gone(true)), Ok(vec![]));
+        let error = env_from(&objects, &gone(false)).unwrap_err();
         assert_eq!(
-            env_from(&objects, &gone(false)),
-            Err(("secretRef", "secret \"gone\" not found".into()))
+            (error.field(), error.to_string().as_str()),
+            ("secretRef", "secret \"gone\" not found")
         );
-        assert!(env_from(&objects, &EnvFromSource::default()).is_err());
+        assert_eq!(
+            env_from(&objects, &EnvFromSource::default()),
+            Err(EnvFromError::NoSource)
+        );
     }
 }

@@ -26,6 +26,7 @@ mod mount_path;
 mod mounts;
 mod node;
 mod node_os;
+mod object_error;
 mod objects;
 mod pod_resources;
 pub(crate) mod profiles;
@@ -52,9 +53,11 @@ pub use mounts::termination_log_file;
 pub use node::pod_dir_in;
 pub use node::NodeContext;
 pub use node_os::NodeOs;
+pub use object_error::{ApiFailure, ApiFailureKind, ApiRequest, ObjectError};
 pub use objects::{references, ObjectData, ObjectKind, PodObjects, References, TokenKey};
 pub use pod_resources::{
-    amount, binary, milli, pod_level, pod_limits, pod_requests, to_list, units, Totals,
+    amount, binary, milli, pod_level, pod_limits, pod_requests, to_list, units, without_pod_level,
+    Totals,
 };
 pub use qos::{qos_class, QosClass};
 pub use qos_cgroups::{qos_cgroups, NodeCgroup};
@@ -68,4 +71,4 @@ pub use env::{field_value, EnvSources};
 pub use error::io_reason;
 pub use identity::{is_safe_path_component, PodIdentity};
 pub use objects::{service_account, token_key};
-pub use resource_ref::resource_value;
+pub use resource_ref::{resource_value, ResourceRefError};

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Container, Pod, VolumeProjection};
 
+use super::object_error::ObjectError;
 use super::service_env::LinkedService;
 
 /// The service account a pod runs as when it names none, as the API server defaults it.
@@ -61,17 +62,14 @@ pub type ObjectData = BTreeMap<String, Vec<u8>>;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PodObjects {
     managed: bool,
-    objects: BTreeMap<(ObjectKind, String), Result<Option<ObjectData>, String>>,
+    objects: BTreeMap<(ObjectKind, String), Result<Option<ObjectData>, ObjectError>>,
     /// The `type` of each secret read, by name (pull secrets are read by it).
     secret_types: BTreeMap<String, String>,
-    tokens: BTreeMap<TokenKey, Result<String, String>>,
+    tokens: BTreeMap<TokenKey, Result<String, ObjectError>>,
     /// The services the pod links to (see [`super::service_env`]), or why they could not be
     /// listed; `None` until the sync step lists them (and on a standalone node).
-    services: Option<Result<Vec<LinkedService>, String>>,
+    services: Option<Result<Vec<LinkedService>, ObjectError>>,
 }
-
-/// The reason given for every lookup on a standalone node.
-const STANDALONE: &str = "needs the API server, which a standalone node does not have";
 
 impl PodObjects {
     /// The objects of a managed pod, to be filled with [`PodObjects::insert`] and
@@ -100,55 +98,66 @@ impl PodObjects {
     }
 
     /// Records why object `name` of `kind` could not be read, so only what uses it fails.
-    pub fn insert_failure(&mut self, kind: ObjectKind, name: &str, reason: String) {
-        self.objects.insert((kind, name.to_owned()), Err(reason));
+    pub fn insert_failure(&mut self, kind: ObjectKind, name: &str, error: ObjectError) {
+        self.objects.insert((kind, name.to_owned()), Err(error));
     }
 
     /// Records the token obtained for `key`, or why none was.
-    pub fn insert_token(&mut self, key: TokenKey, token: Result<String, String>) {
+    pub fn insert_token(&mut self, key: TokenKey, token: Result<String, ObjectError>) {
         self.tokens.insert(key, token);
     }
 
-    /// The keys of object `name`: `Ok(None)` when it does not exist; the error is a reason
-    /// (standalone node, or an object the sync step did not fetch).
-    pub fn lookup(&self, kind: ObjectKind, name: &str) -> Result<Option<&ObjectData>, String> {
+    /// The keys of object `name`: `Ok(None)` when it does not exist.
+    ///
+    /// # Errors
+    /// Why it cannot be read: a standalone node, an object the sync step did not fetch, or
+    /// the API server's refusal or absence when it was read.
+    pub fn lookup(&self, kind: ObjectKind, name: &str) -> Result<Option<&ObjectData>, ObjectError> {
         if !self.managed {
-            return Err(STANDALONE.to_owned());
+            return Err(ObjectError::Standalone);
         }
         match self.objects.get(&(kind, name.to_owned())) {
             Some(Ok(found)) => Ok(found.as_ref()),
-            Some(Err(reason)) => Err(reason.clone()),
-            None => Err(format!("{} {name:?} was not fetched", kind.noun())),
+            Some(Err(error)) => Err(error.clone()),
+            None => Err(ObjectError::NotFetched {
+                kind,
+                name: name.to_owned(),
+            }),
         }
     }
 
     /// Records the services the pod links to, or why they could not be listed.
-    pub fn insert_services(&mut self, services: Result<Vec<LinkedService>, String>) {
+    pub fn insert_services(&mut self, services: Result<Vec<LinkedService>, ObjectError>) {
         self.services = Some(services);
     }
 
-    /// The services the pod links to: none on a standalone node or when none were listed; the
-    /// error is why the listing failed.
-    pub fn services(&self) -> Result<&[LinkedService], String> {
+    /// The services the pod links to: none on a standalone node or when none were listed.
+    ///
+    /// # Errors
+    /// Why the listing failed.
+    pub fn services(&self) -> Result<&[LinkedService], ObjectError> {
         match &self.services {
             Some(Ok(services)) => Ok(services),
-            Some(Err(reason)) => Err(reason.clone()),
+            Some(Err(error)) => Err(error.clone()),
             None => Ok(&[]),
         }
     }
 
-    /// The token obtained for `key`; the error is a reason.
-    pub fn token(&self, key: &TokenKey) -> Result<&str, String> {
+    /// The token obtained for `key`.
+    ///
+    /// # Errors
+    /// Why there is none: a standalone node, a token the sync step did not obtain, or the
+    /// API server's refusal or absence when it was requested.
+    pub fn token(&self, key: &TokenKey) -> Result<&str, ObjectError> {
         if !self.managed {
-            return Err(STANDALONE.to_owned());
+            return Err(ObjectError::Standalone);
         }
         match self.tokens.get(key) {
             Some(Ok(token)) => Ok(token),
-            Some(Err(reason)) => Err(reason.clone()),
-            None => Err(format!(
-                "no token for service account {:?} was obtained",
-                key.service_account
-            )),
+            Some(Err(error)) => Err(error.clone()),
+            None => Err(ObjectError::TokenNotFetched {
+                service_account: key.service_account.clone(),
+            }),
         }
     }
 }
@@ -335,10 +344,9 @@ mod tests {
     #[test]
     fn lookups_tell_missing_from_standalone() {
         let standalone = PodObjects::default();
-        assert!(standalone
-            .lookup(ObjectKind::Secret, "s")
-            .unwrap_err()
-            .contains("standalone"));
+        let error = standalone.lookup(ObjectKind::Secret, "s").unwrap_err();
+        assert_eq!(error, ObjectError::Standalone);
+        assert!(error.to_string().contains("standalone"));
         let mut objects = PodObjects::managed();
         objects.insert(ObjectKind::Secret, "gone", None);
         objects.insert(
@@ -357,21 +365,31 @@ mod tests {
                 .unwrap()["k"],
             b"v"
         );
-        assert!(objects.lookup(ObjectKind::ConfigMap, "other").is_err());
+        assert_eq!(
+            objects
+                .lookup(ObjectKind::ConfigMap, "other")
+                .unwrap_err()
+                .to_string(),
+            "configmap \"other\" was not fetched"
+        );
         let key = TokenKey {
             service_account: "default".into(),
             audience: String::new(),
             expiration_seconds: 3600,
         };
-        assert!(objects.token(&key).is_err());
+        assert_eq!(
+            objects.token(&key).unwrap_err().to_string(),
+            "no token for service account \"default\" was obtained"
+        );
         objects.insert_token(key.clone(), Ok("jwt".into()));
         assert_eq!(objects.token(&key), Ok("jwt"));
-        objects.insert_token(key.clone(), Err("refused".into()));
-        assert_eq!(objects.token(&key), Err("refused".into()));
-        objects.insert_failure(ObjectKind::Secret, "gone", "forbidden".into());
-        assert_eq!(
-            objects.lookup(ObjectKind::Secret, "gone"),
-            Err("forbidden".into())
-        );
+        let refused = ObjectError::NoTokenInAnswer {
+            namespace: "ns".into(),
+            service_account: "default".into(),
+        };
+        objects.insert_token(key.clone(), Err(refused.clone()));
+        assert_eq!(objects.token(&key), Err(refused.clone()));
+        objects.insert_failure(ObjectKind::Secret, "gone", refused.clone());
+        assert_eq!(objects.lookup(ObjectKind::Secret, "gone"), Err(refused));
     }
 }

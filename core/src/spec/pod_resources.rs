@@ -3,9 +3,10 @@
 //! scheduling, the pod cgroup and `status.allocatedResources`: regular containers and sidecars
 //! add up, an init container needs its own amount plus the sidecars started before it, and the
 //! pod needs the larger of the two. Entry points: [`pod_level`], [`pod_requests`],
-//! [`pod_limits`].
+//! [`pod_limits`]; [`without_pod_level`] for a node whose PodLevelResources gate is off.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Container, Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
@@ -34,6 +35,26 @@ pub fn pod_level(pod: &Pod) -> Option<&ResourceRequirements> {
             .any(|(name, _)| pod_level_resource(name))
     };
     (sets(&resources.requests) || sets(&resources.limits)).then_some(resources)
+}
+
+/// The pod as a node with the PodLevelResources feature gate off sees it: without its
+/// pod-level `spec.resources`, so its QoS class, pod cgroup, admission, eviction ranking and
+/// downward API values come from its containers alone, as upstream's kubelet does then. The
+/// pod itself (shared) when it sets none.
+#[must_use]
+pub fn without_pod_level(pod: &Arc<Pod>) -> Arc<Pod> {
+    if pod
+        .spec
+        .as_ref()
+        .is_none_or(|spec| spec.resources.is_none())
+    {
+        return Arc::clone(pod);
+    }
+    let mut bare = Pod::clone(pod);
+    if let Some(spec) = bare.spec.as_mut() {
+        spec.resources = None;
+    }
+    Arc::new(bare)
 }
 
 /// The exact amount of `name` in `list`; `None` when it is absent or does not parse (the API

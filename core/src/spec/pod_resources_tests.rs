@@ -93,3 +93,31 @@ fn only_cpu_memory_or_hugepages_make_pod_level_resources() {
     assert_eq!(amount(None, "cpu"), None);
     assert_eq!((milli(cpu(250)), units(GI)), (250, 1 << 30));
 }
+
+#[test]
+fn with_the_gate_off_a_pod_is_seen_without_its_pod_level_resources() {
+    let containers = vec![resources("a", &[("cpu", "100m")], &[("cpu", "200m")])];
+    let pod = Arc::new(with_pod_resources(
+        pod_with(containers, vec![]),
+        &[("cpu", "1")],
+        &[("cpu", "2"), ("memory", "1Gi")],
+    ));
+    assert!(pod_level(&pod).is_some());
+    let bare = without_pod_level(&pod);
+    assert!(pod_level(&bare).is_none());
+    assert_eq!(pod_limits(&bare).get("cpu"), Some(&cpu(200)));
+    assert_eq!(pod_limits(&bare).get("memory"), None);
+    assert!(
+        pod.spec
+            .as_ref()
+            .and_then(|s| s.resources.as_ref())
+            .is_some(),
+        "the shared pod is untouched"
+    );
+
+    let plain = Arc::new(pod_with(vec![resources("a", &[], &[])], vec![]));
+    assert!(
+        Arc::ptr_eq(&plain, &without_pod_level(&plain)),
+        "nothing to drop: the same pod"
+    );
+}

@@ -4,18 +4,49 @@
 //! the zero quantity), and a zero divisor means 1, as upstream reads it.
 
 use k8s_openapi::api::core::v1::{Pod, ResourceFieldSelector};
-use sergeant_config::Quantity;
+use sergeant_config::{ParseError, Quantity};
 
 use super::node::NodeContext;
 
+/// Why a `resourceFieldRef` (of an env variable or a downward API file) has no value: it names
+/// no container of the pod or no resource the node answers for, or a quantity that does not
+/// parse. Its text follows the field in the pod's `CreateContainerConfigError` or
+/// `FailedMount` message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResourceRefError {
+    /// The container the selector names is not in the pod.
+    #[error("the pod has no container named {0:?}")]
+    NoContainer(String),
+    /// The resource is not written `limits.<resource>` or `requests.<resource>`.
+    #[error("{0:?} is not limits.<resource> or requests.<resource>")]
+    NotLimitsOrRequests(String),
+    /// A quantity (the divisor, the request or the limit) does not parse.
+    #[error("{text:?}: {reason}")]
+    Quantity {
+        /// The quantity as written.
+        text: String,
+        /// Why it does not parse.
+        reason: ParseError,
+    },
+    /// A resource other than cpu, memory and ephemeral-storage.
+    #[error("resource {0:?} is not supported (cpu, memory, ephemeral-storage)")]
+    Unsupported(String),
+    /// The divisor is negative (in the resource's unit).
+    #[error("the divisor {0} is not above zero")]
+    Divisor(i64),
+}
+
 /// The value `selector` names, for the container `own` (used when the selector names no
-/// container). The error is a reason.
+/// container).
+///
+/// # Errors
+/// [`ResourceRefError`] when the selector cannot be answered.
 pub fn resource_value(
     pod: &Pod,
     own: &str,
     selector: &ResourceFieldSelector,
     node: &NodeContext,
-) -> Result<String, String> {
+) -> Result<String, ResourceRefError> {
     let name = selector
         .container_name
         .as_deref()
@@ -30,24 +61,22 @@ pub fn resource_value(
                 .chain(s.init_containers.iter().flatten())
         })
         .find(|c| c.name == name)
-        .ok_or_else(|| format!("the pod has no container named {name:?}"))?;
+        .ok_or_else(|| ResourceRefError::NoContainer(name.to_owned()))?;
     let (kind, resource) = selector
         .resource
         .split_once('.')
         .filter(|(kind, _)| matches!(*kind, "limits" | "requests"))
-        .ok_or_else(|| {
-            format!(
-                "{:?} is not limits.<resource> or requests.<resource>",
-                selector.resource
-            )
-        })?;
+        .ok_or_else(|| ResourceRefError::NotLimitsOrRequests(selector.resource.clone()))?;
     let resources = container.resources.as_ref();
     let map = match kind {
         "limits" => resources.and_then(|r| r.limits.as_ref()),
         _ => resources.and_then(|r| r.requests.as_ref()),
     };
-    let parse = |text: &str| -> Result<Quantity, String> {
-        text.parse().map_err(|e| format!("{text:?}: {e}"))
+    let parse = |text: &str| -> Result<Quantity, ResourceRefError> {
+        text.parse().map_err(|reason| ResourceRefError::Quantity {
+            text: text.to_owned(),
+            reason,
+        })
     };
     let divisor = match selector.divisor.as_ref().map(|d| parse(&d.0)).transpose()? {
         Some(divisor) if !divisor.is_zero() => divisor,
@@ -78,16 +107,12 @@ pub fn resource_value(
             let bytes = set.map_or(if kind == "limits" { capacity } else { 0 }, |q| q.value());
             (bytes, divisor.value())
         }
-        other => {
-            return Err(format!(
-                "resource {other:?} is not supported (cpu, memory, ephemeral-storage)"
-            ))
-        }
+        other => return Err(ResourceRefError::Unsupported(other.to_owned())),
     };
     let divisor = u64::try_from(divisor)
         .ok()
         .filter(|d| *d > 0)
-        .ok_or_else(|| format!("the divisor {divisor} is not above zero"))?;
+        .ok_or(ResourceRefError::Divisor(divisor))?;
     let amount = u64::try_from(amount).unwrap_or(0);
     Ok(amount.div_ceil(divisor).to_string())
 }
@@ -103,7 +128,7 @@ mod tests {
         resource: &str,
         divisor: Option<&str>,
         container: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, ResourceRefError> {
         let pod = pod_with(
             vec![
                 resources("app", &[("cpu", "250m")], &[("memory", "64Mi")]),
@@ -132,15 +157,22 @@ mod tests {
         // No cpu limit: the node's 4 cpus.
         assert_eq!(value("limits.cpu", None, None), Ok("4".into()));
         assert_eq!(value("requests.memory", None, Some("side")), Ok("0".into()));
+        assert_eq!(
+            value("limits.gpu", None, None),
+            Err(ResourceRefError::Unsupported("gpu".into()))
+        );
         assert!(value("limits.gpu", None, None)
             .unwrap_err()
+            .to_string()
             .contains("not supported"));
         assert!(value("cpu", None, None)
             .unwrap_err()
+            .to_string()
             .contains("limits.<resource>"));
-        assert!(value("limits.cpu", None, Some("nope"))
-            .unwrap_err()
-            .contains("no container"));
+        assert_eq!(
+            value("limits.cpu", None, Some("nope")),
+            Err(ResourceRefError::NoContainer("nope".into()))
+        );
         // The API server's "0" for an unset divisor, and any zero, read as 1.
         assert_eq!(value("requests.cpu", Some("0"), None), Ok("1".into()));
         assert_eq!(
@@ -151,11 +183,15 @@ mod tests {
             value("limits.cpu", Some("0m"), Some("side")),
             Ok("2".into())
         );
-        assert!(value("limits.cpu", Some("-1"), None)
-            .unwrap_err()
-            .contains("divisor"));
-        assert!(value("limits.cpu", Some("x"), None)
-            .unwrap_err()
-            .contains("not a quantity"));
+        assert_eq!(
+            value("limits.cpu", Some("-1"), None),
+            Err(ResourceRefError::Divisor(-1000))
+        );
+        let unparsable = value("limits.cpu", Some("x"), None).unwrap_err();
+        assert!(
+            matches!(unparsable, ResourceRefError::Quantity { ref text, .. } if text == "x"),
+            "{unparsable:?}"
+        );
+        assert!(unparsable.to_string().contains("not a quantity"));
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{PodSpec, ResourceRequirements, Volume};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
-use sergeant_config::Quantity;
+use sergeant_config::{ParseError, Quantity};
 
 use super::Checks;
 use crate::located::FieldPath;
@@ -33,21 +33,54 @@ enum Kind {
     Extended,
 }
 
+/// Why a resource name or quantity is refused: the reason of the manifest problem at its
+/// field, in the words of upstream's validation where it has them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ResourceProblem {
+    /// The name is not a valid qualified name (the reason says why).
+    #[error("{0}")]
+    Name(String),
+    /// An unqualified name that is not a standard resource.
+    #[error(
+        "{} is not a standard resource for containers: cpu, memory, ephemeral-storage, \
+         hugepages-<size>, or a domain-qualified name",
+        quoted(.0)
+    )]
+    NotStandard(String),
+    /// The quantity does not parse.
+    #[error("{0}")]
+    Unparsable(ParseError),
+    /// The quantity is negative.
+    #[error("must be greater than or equal to 0")]
+    Negative,
+    /// The quantity is at or past the largest one upstream holds.
+    #[error(
+        "{} is too large: a quantity must be less than 2^63-1 (9223372036854775807)",
+        quoted(.0)
+    )]
+    TooLarge(String),
+    /// A cpu quantity too large to count in millicores.
+    #[error(
+        "{} is too large: cpu is counted in millicores, which must be less than 2^63-1",
+        quoted(.0)
+    )]
+    CpuTooLarge(String),
+    /// A fraction of a resource counted in whole units.
+    #[error("{} must be a whole number", quoted(.0))]
+    NotWhole(String),
+}
+
 /// The kind of the resource `name`, or why it is not one a container may request.
-fn kind_of(name: &str) -> Result<Kind, String> {
+fn kind_of(name: &str) -> Result<Kind, ResourceProblem> {
     if let Some(reason) = qualified_name_problem(name) {
-        return Err(reason);
+        return Err(ResourceProblem::Name(reason));
     }
     match name.split_once('/') {
         None if name == "cpu" => Ok(Kind::Cpu),
         None if STANDARD.contains(&name) => Ok(Kind::Plain),
         None => match name.strip_prefix(HUGEPAGES).map(str::parse::<Quantity>) {
             Some(Ok(size)) if size.value() > 0 => Ok(Kind::HugePages),
-            _ => Err(format!(
-                "{} is not a standard resource for containers: cpu, memory, \
-                 ephemeral-storage, hugepages-<size>, or a domain-qualified name",
-                quoted(name)
-            )),
+            _ => Err(ResourceProblem::NotStandard(name.to_owned())),
         },
         Some((domain, _)) if domain == "kubernetes.io" || domain.ends_with(".kubernetes.io") => {
             Ok(Kind::Plain)
@@ -58,27 +91,21 @@ fn kind_of(name: &str) -> Result<Kind, String> {
 
 /// Why `quantity` is not a usable amount of a resource of kind `kind`; its parsed value when
 /// it is.
-fn amount(quantity: &ApiQuantity, kind: Kind) -> Result<Quantity, String> {
-    let parsed: Quantity = quantity.0.parse().map_err(|e| format!("{e}"))?;
+fn amount(quantity: &ApiQuantity, kind: Kind) -> Result<Quantity, ResourceProblem> {
+    let parsed: Quantity = quantity.0.parse().map_err(ResourceProblem::Unparsable)?;
     if parsed.is_negative() {
-        return Err("must be greater than or equal to 0".to_owned());
+        return Err(ResourceProblem::Negative);
     }
     // `value` saturates at the largest i64: reaching it means the quantity is at or past the
     // largest value upstream's quantities hold (2^63-1, to which upstream silently cuts).
     if parsed.value() == i64::MAX {
-        return Err(format!(
-            "{} is too large: a quantity must be less than 2^63-1 (9223372036854775807)",
-            quoted(&quantity.0)
-        ));
+        return Err(ResourceProblem::TooLarge(quantity.0.clone()));
     }
     if kind == Kind::Cpu && parsed.milli_value() == i64::MAX {
-        return Err(format!(
-            "{} is too large: cpu is counted in millicores, which must be less than 2^63-1",
-            quoted(&quantity.0)
-        ));
+        return Err(ResourceProblem::CpuTooLarge(quantity.0.clone()));
     }
     if matches!(kind, Kind::HugePages | Kind::Extended) && parsed.milli_value() % 1000 != 0 {
-        return Err(format!("{} must be a whole number", quoted(&quantity.0)));
+        return Err(ResourceProblem::NotWhole(quantity.0.clone()));
     }
     Ok(parsed)
 }
@@ -138,8 +165,8 @@ impl Checks<'_, '_> {
             .as_ref()
             .and_then(|e| e.size_limit.as_ref());
         if let Some(limit) = size_limit {
-            if let Err(reason) = amount(limit, Kind::Plain) {
-                self.fail(&path.key("emptyDir").key("sizeLimit"), reason);
+            if let Err(problem) = amount(limit, Kind::Plain) {
+                self.fail(&path.key("emptyDir").key("sizeLimit"), problem.to_string());
             }
         }
     }
@@ -157,7 +184,7 @@ impl Checks<'_, '_> {
                 Ok(found) => {
                     usable.insert(name.as_str(), found);
                 }
-                Err(reason) => self.fail(&path.key(name), reason),
+                Err(problem) => self.fail(&path.key(name), problem.to_string()),
             }
         }
         usable
@@ -304,7 +331,7 @@ mod tests {
                 let negative = text.starts_with('-')
                     && text.parse::<Quantity>().is_ok_and(|q| q.is_negative());
                 assert!(
-                    negative || reason.contains("too large"),
+                    negative || reason.to_string().contains("too large"),
                     "{text:?} refused: {reason}"
                 );
             }

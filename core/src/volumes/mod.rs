@@ -352,11 +352,11 @@ pub fn api_payloads(
             Ok(files) => {
                 payloads.insert(volume.name.clone(), files);
             }
-            Err(reason) => failures.push(VolumeError {
+            Err(error) => failures.push(VolumeError {
                 pod: plan.id.display.clone(),
                 volume: volume.name.clone(),
                 kind: kind.names().0,
-                reason,
+                reason: error.to_string(),
             }),
         }
     }

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{DownwardAPIVolumeFile, KeyToPath, Volume, VolumeProjection};
 
 use crate::spec::{
-    field_value, resource_value, service_account, token_key, EnvSources, ObjectKind,
+    field_value, resource_value, service_account, token_key, EnvSources, ObjectError, ObjectKind,
+    ResourceRefError,
 };
 
 /// One file of a payload.
@@ -25,9 +26,52 @@ pub type Payload = BTreeMap<String, FileContent>;
 /// The mode of a file when the volume gives none, as upstream.
 const DEFAULT_MODE: i32 = 0o644;
 
-/// The files of `volume`, an API-backed volume; the error is a reason naming the missing
-/// object, key or unsupported source.
-pub fn volume_payload(volume: &Volume, sources: &EnvSources<'_>) -> Result<Payload, String> {
+/// Why the files of an API-backed volume cannot be computed: an object, key or token it
+/// needs is missing or unreadable, or a source or downward API item cannot be answered. Its
+/// text is the reason of the volume's [`VolumeError`](super::VolumeError) and so of the pod's
+/// `FailedMount` event, in upstream's words where upstream has them
+/// (`configmap "cm" not found`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    /// A config map, secret or token the volume needs is missing (and not optional) or
+    /// cannot be read.
+    #[error(transparent)]
+    Object(#[from] ObjectError),
+    /// A projected source of a kind the node does not know.
+    #[error(
+        "a projected source other than configMap, secret, downwardAPI or serviceAccountToken \
+         is not supported"
+    )]
+    UnsupportedProjection,
+    /// A downward API item names neither a field nor a resource.
+    #[error("{path}: names neither fieldRef nor resourceFieldRef")]
+    NoDownwardSource {
+        /// The item's path in the volume.
+        path: String,
+    },
+    /// A downward API item names a pod field the node cannot supply.
+    #[error("{path}: {field:?} is not a field the node can supply")]
+    UnknownField {
+        /// The item's path in the volume.
+        path: String,
+        /// The field path it names.
+        field: String,
+    },
+    /// A downward API item's `resourceFieldRef` cannot be answered.
+    #[error("{path}: {error}")]
+    Resource {
+        /// The item's path in the volume.
+        path: String,
+        /// Why.
+        error: ResourceRefError,
+    },
+}
+
+/// The files of `volume`, an API-backed volume.
+///
+/// # Errors
+/// [`PayloadError`] naming the missing object, key or unsupported source.
+pub fn volume_payload(volume: &Volume, sources: &EnvSources<'_>) -> Result<Payload, PayloadError> {
     let mut out = Payload::new();
     if let Some(source) = &volume.config_map {
         let keyed = Keyed::new(
@@ -87,13 +131,17 @@ impl<'a> Keyed<'a> {
         sources: &EnvSources<'_>,
         default_mode: u32,
         out: &mut Payload,
-    ) -> Result<(), String> {
+    ) -> Result<(), PayloadError> {
         let (kind, name) = (self.kind, self.name);
         let Some(data) = sources.objects.lookup(kind, name)? else {
             return if self.optional {
                 Ok(())
             } else {
-                Err(format!("{} {name:?} not found", kind.noun()))
+                Err(ObjectError::NotFound {
+                    kind,
+                    name: name.to_owned(),
+                }
+                .into())
             };
         };
         let file = |data: &[u8], mode: u32| FileContent {
@@ -115,12 +163,13 @@ impl<'a> Keyed<'a> {
                 }
                 None if self.optional => {}
                 None => {
-                    return Err(format!(
-                        "couldn't find key {} in {} {}/{name}",
-                        item.key,
-                        kind.kind(),
-                        sources.id.namespace
-                    ))
+                    return Err(ObjectError::KeyNotFound {
+                        kind,
+                        namespace: sources.id.namespace.clone(),
+                        name: name.to_owned(),
+                        key: item.key.clone(),
+                    }
+                    .into())
                 }
             }
         }
@@ -133,7 +182,7 @@ fn add_projection(
     projection: &VolumeProjection,
     default_mode: u32,
     out: &mut Payload,
-) -> Result<(), String> {
+) -> Result<(), PayloadError> {
     let keyed = match (&projection.config_map, &projection.secret) {
         (Some(s), _) => Some(Keyed::new(
             ObjectKind::ConfigMap,
@@ -168,7 +217,7 @@ fn add_projection(
         );
         return Ok(());
     }
-    Err("a projected source other than configMap, secret, downwardAPI or serviceAccountToken is not supported".to_owned())
+    Err(PayloadError::UnsupportedProjection)
 }
 
 /// Adds the downward-API files: pod fields (the whole `metadata.labels` and
@@ -178,14 +227,25 @@ fn add_downward(
     items: &[DownwardAPIVolumeFile],
     default_mode: u32,
     out: &mut Payload,
-) -> Result<(), String> {
+) -> Result<(), PayloadError> {
     for item in items {
+        let path = || item.path.clone();
         let value = match (&item.field_ref, &item.resource_field_ref) {
-            (Some(field_ref), _) => field_value_of(sources, &field_ref.field_path),
-            (None, Some(selector)) => resource_value(sources.pod, "", selector, sources.node),
-            (None, None) => Err("names neither fieldRef nor resourceFieldRef".to_owned()),
-        }
-        .map_err(|reason| format!("{}: {reason}", item.path))?;
+            (Some(field_ref), _) => {
+                field_value_of(sources, &field_ref.field_path).ok_or_else(|| {
+                    PayloadError::UnknownField {
+                        path: path(),
+                        field: field_ref.field_path.clone(),
+                    }
+                })?
+            }
+            (None, Some(selector)) => resource_value(sources.pod, "", selector, sources.node)
+                .map_err(|error| PayloadError::Resource {
+                    path: path(),
+                    error,
+                })?,
+            (None, None) => return Err(PayloadError::NoDownwardSource { path: path() }),
+        };
         let item_mode = item.mode.map_or(default_mode, |m| mode(Some(m)));
         out.insert(
             item.path.clone(),
@@ -198,14 +258,14 @@ fn add_downward(
     Ok(())
 }
 
-/// A pod field as a file: labels and annotations whole, or one value the node knows.
-fn field_value_of(sources: &EnvSources<'_>, path: &str) -> Result<String, String> {
+/// A pod field as a file: labels and annotations whole, or one value the node knows; `None`
+/// for a field the node cannot supply.
+fn field_value_of(sources: &EnvSources<'_>, path: &str) -> Option<String> {
     let meta = &sources.pod.metadata;
     match path {
-        "metadata.labels" => Ok(format_map(meta.labels.as_ref())),
-        "metadata.annotations" => Ok(format_map(meta.annotations.as_ref())),
-        path => field_value(sources, path)
-            .ok_or_else(|| format!("{path:?} is not a field the node can supply")),
+        "metadata.labels" => Some(format_map(meta.labels.as_ref())),
+        "metadata.annotations" => Some(format_map(meta.annotations.as_ref())),
+        path => field_value(sources, path),
     }
 }
 
@@ -250,7 +310,7 @@ mod tests {
         objects
     }
 
-    fn payload_of(volume: serde_json::Value) -> Result<Vec<(String, String, u32)>, String> {
+    fn payload_of(volume: serde_json::Value) -> Result<Vec<(String, String, u32)>, PayloadError> {
         let mut pod: Pod = pod_with(vec![resources("c", &[], &[("memory", "32Mi")])], vec![]);
         pod.metadata.labels = Some(
             [("app", "web"), ("tier", "a\"b")]
@@ -298,15 +358,25 @@ mod tests {
             "name": "cm", "items": [{"key": "z", "path": "z"}]
         }}));
         assert_eq!(
-            missing_key,
-            Err("couldn't find key z in ConfigMap ns/cm".into())
+            missing_key.unwrap_err().to_string(),
+            "couldn't find key z in ConfigMap ns/cm"
         );
         let optional_key = payload_of(serde_json::json!({"name": "v", "configMap": {
             "name": "cm", "optional": true, "items": [{"key": "z", "path": "z"}]
         }}));
         assert_eq!(optional_key, Ok(vec![]));
         let gone = payload_of(serde_json::json!({"name": "v", "configMap": {"name": "gone"}}));
-        assert_eq!(gone, Err("configmap \"gone\" not found".into()));
+        assert_eq!(
+            gone,
+            Err(PayloadError::Object(ObjectError::NotFound {
+                kind: ObjectKind::ConfigMap,
+                name: "gone".into()
+            }))
+        );
+        assert_eq!(
+            gone.unwrap_err().to_string(),
+            "configmap \"gone\" not found"
+        );
         let optional = payload_of(
             serde_json::json!({"name": "v", "configMap": {"name": "gone", "optional": true}}),
         );
@@ -349,6 +419,13 @@ mod tests {
         let other_token = payload_of(serde_json::json!({"name": "v", "projected": {"sources": [
             {"serviceAccountToken": {"path": "t", "audience": "vault"}}
         ]}}));
-        assert!(other_token.unwrap_err().contains("no token"));
+        assert!(other_token.unwrap_err().to_string().contains("no token"));
+        let unknown = payload_of(serde_json::json!({"name": "v", "downwardAPI": {"items": [
+            {"path": "x", "fieldRef": {"fieldPath": "spec.nothing"}}
+        ]}}));
+        assert_eq!(
+            unknown.unwrap_err().to_string(),
+            "x: \"spec.nothing\" is not a field the node can supply"
+        );
     }
 }

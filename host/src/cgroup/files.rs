@@ -3,6 +3,7 @@
 //! [`Setting::files`] and [`read_back`].
 
 use super::fs::Version;
+use crate::stats::ParseError;
 
 /// The CFS period of every quota, in microseconds (`cpu.cfs_period_us`, `cpu.max`'s second
 /// field).
@@ -85,13 +86,14 @@ pub(super) fn weight_to_shares(weight: i64) -> i64 {
 ///
 /// # Errors
 ///
-/// A reason when the text is not what the kernel writes there.
-pub(super) fn read_back(file: &str, text: &str) -> Result<Option<i64>, String> {
+/// [`ParseError::BadLimit`] or [`ParseError::NoPositivePeriod`] when the text is not what
+/// the kernel writes there.
+pub(super) fn read_back(file: &str, text: &str) -> Result<Option<i64>, ParseError> {
     let text = text.trim();
     let number = |field: &str| {
-        field
-            .parse::<i64>()
-            .map_err(|_| format!("{text:?} is not a number"))
+        field.parse::<i64>().map_err(|_| ParseError::BadLimit {
+            text: text.to_owned(),
+        })
     };
     match file {
         "cpu.max" => {
@@ -102,7 +104,9 @@ pub(super) fn read_back(file: &str, text: &str) -> Result<Option<i64>, String> {
             }
             let period = period.map_or(Ok(CPU_PERIOD_US), number)?;
             if period <= 0 {
-                return Err(format!("{text:?} has no positive period"));
+                return Err(ParseError::NoPositivePeriod {
+                    text: text.to_owned(),
+                });
             }
             Ok(Some(number(quota)?.saturating_mul(CPU_PERIOD_US) / period))
         }
@@ -172,7 +176,15 @@ mod tests {
         assert_eq!(read_back("cpu.cfs_quota_us", "-1"), Ok(None));
         assert_eq!(read_back("pids.max", "max\n"), Ok(None));
         assert_eq!(read_back("cpu.shares", "204"), Ok(Some(204)));
-        assert!(read_back("cpu.max", "12 0").is_err());
-        assert!(read_back("memory.max", "lots").is_err());
+        assert_eq!(
+            read_back("cpu.max", "12 0"),
+            Err(ParseError::NoPositivePeriod {
+                text: "12 0".to_owned()
+            })
+        );
+        assert_eq!(
+            read_back("memory.max", "lots").unwrap_err().to_string(),
+            "\"lots\" is not a number"
+        );
     }
 }

@@ -184,7 +184,7 @@ fn node(path: &str) -> Result<&'static Cgroupfs, SpecError> {
     if let Some(found) = NODE.get() {
         return Ok(found);
     }
-    let mounts = mountinfo::mounts().map_err(|reason| SpecError::cgroup(path, reason))?;
+    let mounts = mountinfo::mounts().map_err(|e| SpecError::cgroup(path, e.to_string()))?;
     Ok(NODE.get_or_init(|| Cgroupfs::from_mounts(&mounts)))
 }
 

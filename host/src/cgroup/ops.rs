@@ -10,6 +10,7 @@ use super::files::{read_back, Setting, CPU_PERIOD_US};
 use super::fs::{relative, write, Cgroupfs, Version};
 use super::{CgroupCpu, CgroupMemory};
 use crate::stats::memory::stat_value;
+use crate::stats::ParseError;
 
 /// The controllers whose limits sergeant writes, enabled for the children of every cgroup on
 /// the way to a pod's on a unified hierarchy.
@@ -122,18 +123,15 @@ impl Cgroupfs {
             Version::V1 => ("memory.usage_in_bytes", "total_inactive_file"),
             Version::Unified => ("memory.current", "inactive_file"),
         };
-        let read = |file: &str, parse: &dyn Fn(&str) -> Result<u64, String>| {
+        let read = |file: &str, parse: &dyn Fn(&str) -> Result<u64, ParseError>| {
             let file_path = dir.join(file);
-            std::fs::read_to_string(&file_path)
-                .map_err(|e| io_reason(&e))
-                .and_then(|text| parse(&text))
-                .map_err(|reason| {
-                    SpecError::cgroup(path, format!("{}: {reason}", file_path.display()))
-                })
+            let failed = |reason: String| {
+                SpecError::cgroup(path, format!("{}: {reason}", file_path.display()))
+            };
+            let text = std::fs::read_to_string(&file_path).map_err(|e| failed(io_reason(&e)))?;
+            parse(&text).map_err(|e| failed(e.to_string()))
         };
-        let usage = read(usage_file, &|text| {
-            text.trim().parse().map_err(|e| format!("{text:?}: {e}"))
-        })?;
+        let usage = read(usage_file, &value)?;
         let inactive = read("memory.stat", &|text| stat_value(text, inactive_key))?;
         Ok(Some(CgroupMemory {
             limit_bytes: limit.and_then(|l| u64::try_from(l).ok()),
@@ -171,7 +169,7 @@ impl Cgroupfs {
         let usage_ns = if file == "cpu.stat" {
             stat_value(&text, "usage_usec").map(|usec| usec.saturating_mul(1000))
         } else {
-            text.trim().parse().map_err(|e| format!("{text:?}: {e}"))
+            value(&text)
         }
         .map_err(|reason| SpecError::cgroup(path, format!("{}: {reason}", file_path.display())))?;
         let since = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
@@ -218,6 +216,14 @@ impl Cgroupfs {
 /// A limit read back: `Read(None)` is unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Read(pub(crate) Option<i64>);
+
+/// The number a file of one value holds.
+fn value(text: &str) -> Result<u64, ParseError> {
+    text.trim().parse().map_err(|source| ParseError::BadValue {
+        text: text.to_owned(),
+        source,
+    })
+}
 
 fn make_dir(path: &str, dir: &Path) -> Result<(), SpecError> {
     std::fs::create_dir_all(dir)

@@ -11,7 +11,7 @@ use std::path::Path;
 use sergeant_core::stats::summary::MemoryStats;
 
 use super::clock::Clock;
-use super::error::HostStatsError;
+use super::error::{HostStatsError, ParseError};
 use super::procfs;
 
 /// Where the cgroup hierarchies are mounted.
@@ -53,21 +53,21 @@ pub fn read(proc: &Path, cgroup_root: &Path, clock: Clock) -> Result<MemoryStats
 }
 
 /// A file holding one number of bytes.
-fn parse_bytes(text: &str) -> Result<u64, String> {
-    text.trim().parse().map_err(|e| format!("{e}"))
+fn parse_bytes(text: &str) -> Result<u64, ParseError> {
+    Ok(text.trim().parse()?)
 }
 
 /// The value of `key` in a `memory.stat` file (`key value` lines).
 ///
 /// # Errors
-/// When the key is missing or its value is not a number.
-pub fn stat_value(text: &str, key: &str) -> Result<u64, String> {
+/// [`ParseError`] when the key is missing or its value is not a number.
+pub fn stat_value(text: &str, key: &str) -> Result<u64, ParseError> {
     text.lines()
         .find_map(|line| line.strip_prefix(key)?.strip_prefix(' '))
-        .ok_or_else(|| format!("no {key:?} line"))?
+        .ok_or_else(|| ParseError::missing(format!("{key:?} line")))?
         .trim()
         .parse()
-        .map_err(|e| format!("{key}: {e}"))
+        .map_err(ParseError::bad_number(key))
 }
 
 #[cfg(test)]
@@ -79,7 +79,10 @@ mod tests {
         let text = "inactive_file 10\ntotal_inactive_file 4096\n";
         assert_eq!(stat_value(text, "total_inactive_file"), Ok(4096));
         assert_eq!(stat_value(text, "inactive_file"), Ok(10));
-        assert!(stat_value(text, "active_file").is_err());
+        assert_eq!(
+            stat_value(text, "active_file").unwrap_err().to_string(),
+            "no \"active_file\" line"
+        );
         assert!(stat_value("inactive_file x\n", "inactive_file").is_err());
     }
 

@@ -15,4 +15,4 @@ pub mod procfs;
 pub mod volumes;
 
 pub use clock::{time_of_ns, Clock};
-pub use error::HostStatsError;
+pub use error::{HostStatsError, ParseError};

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::clock::Clock;
-use super::error::HostStatsError;
+use super::error::{HostStatsError, ParseError};
 use super::procfs::{self, ProcStat};
 use super::{fs, memory, network};
 use sergeant_core::stats::summary::{FsStats, MemoryStats, NetworkStats, RlimitStats};
@@ -50,7 +50,7 @@ pub fn sample(root_dir: &Path) -> Result<NodeSample, HostStatsError> {
     let rlimit = RlimitStats {
         time: clock.time(),
         maxpid: procfs::read(&proc.join("sys/kernel/pid_max"), |text| {
-            text.trim().parse::<i64>().map_err(|e| e.to_string())
+            text.trim().parse::<i64>().map_err(ParseError::from)
         })
         .ok(),
         curproc: procfs::read(&proc.join("loadavg"), procfs::loadavg_processes).ok(),

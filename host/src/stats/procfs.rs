@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::error::HostStatsError;
+use super::error::{HostStatsError, ParseError};
 
 /// Reads `path` (blocking) and parses it with `parse`.
 ///
@@ -13,15 +13,15 @@ use super::error::HostStatsError;
 /// reason when it is malformed.
 pub fn read<T>(
     path: &Path,
-    parse: impl FnOnce(&str) -> Result<T, String>,
+    parse: impl FnOnce(&str) -> Result<T, ParseError>,
 ) -> Result<T, HostStatsError> {
     let text = std::fs::read_to_string(path).map_err(|source| HostStatsError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(&text).map_err(|reason| HostStatsError::Parse {
+    parse(&text).map_err(|source| HostStatsError::Parse {
         path: path.to_path_buf(),
-        reason,
+        source,
     })
 }
 
@@ -44,21 +44,19 @@ pub struct ProcStat {
 /// Parses `/proc/stat`.
 ///
 /// # Errors
-/// Names the missing or malformed line.
-pub fn stat(text: &str) -> Result<ProcStat, String> {
+/// [`ParseError`] naming the missing or malformed line.
+pub fn stat(text: &str) -> Result<ProcStat, ParseError> {
     let cpu = text
         .lines()
         .find_map(|line| line.strip_prefix("cpu "))
-        .ok_or("no aggregate \"cpu\" line")?;
+        .ok_or_else(|| ParseError::missing("aggregate \"cpu\" line"))?;
     let ticks: Vec<u64> = cpu
         .split_whitespace()
-        .map(|field| field.parse::<u64>().map_err(|e| format!("cpu line: {e}")))
-        .collect::<Result<_, _>>()?;
+        .map(str::parse::<u64>)
+        .collect::<Result<_, _>>()
+        .map_err(ParseError::bad_number("cpu line"))?;
     if ticks.len() < 4 {
-        return Err(format!(
-            "cpu line has {} fields, want 4 or more",
-            ticks.len()
-        ));
+        return Err(ParseError::CpuFields { found: ticks.len() });
     }
     // user nice system idle iowait irq softirq steal (guest times are part of user and nice).
     let busy: u64 = ticks
@@ -71,10 +69,10 @@ pub fn stat(text: &str) -> Result<ProcStat, String> {
     let boot_time = text
         .lines()
         .find_map(|line| line.strip_prefix("btime "))
-        .ok_or("no \"btime\" line")?
+        .ok_or_else(|| ParseError::missing("\"btime\" line"))?
         .trim()
         .parse()
-        .map_err(|e| format!("btime: {e}"))?;
+        .map_err(ParseError::bad_number("btime"))?;
     Ok(ProcStat {
         busy_core_nanos: busy.saturating_mul(NANOS_PER_TICK),
         boot_time,
@@ -97,18 +95,18 @@ pub struct Meminfo {
 /// Parses `/proc/meminfo`.
 ///
 /// # Errors
-/// Names the first missing or malformed field.
-pub fn meminfo(text: &str) -> Result<Meminfo, String> {
-    let field = |name: &str| -> Result<u64, String> {
+/// [`ParseError`] naming the first missing or malformed field.
+pub fn meminfo(text: &str) -> Result<Meminfo, ParseError> {
+    let field = |name: &str| -> Result<u64, ParseError> {
         let value = text
             .lines()
             .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
-            .ok_or_else(|| format!("no {name:?} field"))?;
+            .ok_or_else(|| ParseError::missing(format!("{name:?} field")))?;
         let number = value.split_whitespace().next().unwrap_or_default();
         number
             .parse::<u64>()
             .map(|kib| kib.saturating_mul(MEMINFO_UNIT))
-            .map_err(|e| format!("{name}: {e}"))
+            .map_err(ParseError::bad_number(name))
     };
     Ok(Meminfo {
         total: field("MemTotal")?,
@@ -121,15 +119,15 @@ pub fn meminfo(text: &str) -> Result<Meminfo, String> {
 /// The page fault counters of `/proc/vmstat`: `(pgfault, pgmajfault)`.
 ///
 /// # Errors
-/// Names the missing or malformed counter.
-pub fn vmstat_faults(text: &str) -> Result<(u64, u64), String> {
-    let counter = |name: &str| -> Result<u64, String> {
+/// [`ParseError`] naming the missing or malformed counter.
+pub fn vmstat_faults(text: &str) -> Result<(u64, u64), ParseError> {
+    let counter = |name: &str| -> Result<u64, ParseError> {
         text.lines()
             .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
-            .ok_or_else(|| format!("no {name:?} counter"))?
+            .ok_or_else(|| ParseError::missing(format!("{name:?} counter")))?
             .trim()
             .parse()
-            .map_err(|e| format!("{name}: {e}"))
+            .map_err(ParseError::bad_number(name))
     };
     Ok((counter("pgfault")?, counter("pgmajfault")?))
 }
@@ -152,28 +150,30 @@ pub struct Interface {
 /// Parses `/proc/net/dev` (or `/proc/<pid>/net/dev`): every interface, in file order.
 ///
 /// # Errors
-/// Names the interface whose line is malformed.
-pub fn net_dev(text: &str) -> Result<Vec<Interface>, String> {
+/// [`ParseError`] naming the interface whose line is malformed.
+pub fn net_dev(text: &str) -> Result<Vec<Interface>, ParseError> {
     // Two header lines, then `name: rx_bytes packets errs drop fifo frame compressed multicast
     // tx_bytes packets errs …`.
     text.lines()
         .skip(2)
         .filter(|line| !line.trim().is_empty())
         .map(|line| {
-            let (name, counters) = line
-                .split_once(':')
-                .ok_or_else(|| format!("line {line:?} has no interface name"))?;
+            let (name, counters) =
+                line.split_once(':')
+                    .ok_or_else(|| ParseError::NoInterfaceName {
+                        line: line.to_owned(),
+                    })?;
             let name = name.trim().to_string();
             let values: Vec<u64> = counters
                 .split_whitespace()
                 .map(str::parse)
                 .collect::<Result<_, _>>()
-                .map_err(|e| format!("interface {name}: {e}"))?;
+                .map_err(ParseError::bad_number(format!("interface {name}")))?;
             if values.len() < 16 {
-                return Err(format!(
-                    "interface {name}: {} counters, want 16",
-                    values.len()
-                ));
+                return Err(ParseError::InterfaceCounters {
+                    interface: name,
+                    found: values.len(),
+                });
             }
             Ok(Interface {
                 name,
@@ -201,15 +201,15 @@ pub fn default_route_interface(text: &str) -> Option<String> {
 /// `running/total` field.
 ///
 /// # Errors
-/// When the field is missing or malformed.
-pub fn loadavg_processes(text: &str) -> Result<i64, String> {
+/// [`ParseError`] when the field is missing or malformed.
+pub fn loadavg_processes(text: &str) -> Result<i64, ParseError> {
     text.split_whitespace()
         .nth(3)
         .and_then(|field| field.split_once('/'))
-        .ok_or("no running/total field")?
+        .ok_or_else(|| ParseError::missing("running/total field"))?
         .1
         .parse()
-        .map_err(|e| format!("process count: {e}"))
+        .map_err(ParseError::bad_number("process count"))
 }
 
 #[cfg(test)]
@@ -230,9 +230,22 @@ mod tests {
 
     #[test]
     fn stat_without_a_cpu_or_btime_line_is_an_error() {
-        assert!(stat("btime 1\n").unwrap_err().contains("cpu"));
-        assert!(stat("cpu  1 2 3 4\n").unwrap_err().contains("btime"));
-        assert!(stat("cpu  1 x 3 4\nbtime 1\n").is_err());
+        assert_eq!(
+            stat("btime 1\n").unwrap_err().to_string(),
+            "no aggregate \"cpu\" line"
+        );
+        assert_eq!(
+            stat("cpu  1 2 3 4\n").unwrap_err(),
+            ParseError::missing("\"btime\" line")
+        );
+        assert!(matches!(
+            stat("cpu  1 x 3 4\nbtime 1\n"),
+            Err(ParseError::BadNumber { field, .. }) if field == "cpu line"
+        ));
+        assert_eq!(
+            stat("cpu  1 2\nbtime 1\n"),
+            Err(ParseError::CpuFields { found: 2 })
+        );
     }
 
     const MEMINFO: &str = "MemTotal:        8000000 kB\nMemFree:         1000000 kB\n\
@@ -246,7 +259,10 @@ mod tests {
         assert_eq!(parsed.free, 1_000_000 * 1024);
         assert_eq!(parsed.inactive_file, 2_000_000 * 1024);
         assert_eq!(parsed.anon, 1_500_000 * 1024);
-        assert!(meminfo("MemTotal: 1 kB\n").unwrap_err().contains("MemFree"));
+        assert_eq!(
+            meminfo("MemTotal: 1 kB\n").unwrap_err().to_string(),
+            "no \"MemFree\" field"
+        );
     }
 
     #[test]
@@ -277,7 +293,10 @@ Inter-|   Receive                                                |  Transmit
                 tx_errors: 2,
             }
         );
-        assert!(net_dev("h\nh\neth0: 1 2 3\n").is_err());
+        assert_eq!(
+            net_dev("h\nh\neth0: 1 2 3\n").unwrap_err().to_string(),
+            "interface eth0: 3 counters, want 16"
+        );
     }
 
     #[test]

@@ -15,10 +15,10 @@ use std::collections::BTreeSet;
 use std::io::ErrorKind;
 use std::path::{Component, Path};
 
-use sergeant_core::spec::io_reason;
 use sergeant_core::time::format_utc;
 use sergeant_core::volumes::{FileContent, Payload};
 
+use super::error::VolumeFileError;
 use crate::file_mode::{create_file_with_mode, dir_builder, has_mode, set_mode, symlink};
 
 /// The symlink naming the current version.
@@ -31,16 +31,17 @@ const NEW_DATA_LINK: &str = "..data_tmp";
 ///
 /// # Errors
 ///
-/// A reason for messages: a path that is absolute, holds `..` or starts with `..`, two paths
-/// where one is the directory of the other, or an I/O failure (naming the path).
-pub fn write_payload(dir: &Path, payload: &Payload) -> Result<bool, String> {
+/// [`VolumeFileError::UnsafePath`] for a path that is absolute, holds `..` or starts with
+/// `..`, [`VolumeFileError::BelowFile`] for two paths where one is the directory of the other,
+/// or [`VolumeFileError::Io`] naming the path that failed.
+pub fn write_payload(dir: &Path, payload: &Payload) -> Result<bool, VolumeFileError> {
     validate(payload)?;
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    std::fs::create_dir_all(dir).map_err(VolumeFileError::io(dir))?;
     let data_link = dir.join(DATA_LINK);
     let old_version = match std::fs::read_link(&data_link) {
         Ok(target) => Some(target),
         Err(e) if e.kind() == ErrorKind::NotFound => None,
-        Err(e) => return Err(io(&data_link)(e)),
+        Err(e) => return Err(VolumeFileError::io(&data_link)(e)),
     };
     if let Some(old) = &old_version {
         if matches(&dir.join(old), payload) {
@@ -51,26 +52,26 @@ pub fn write_payload(dir: &Path, payload: &Payload) -> Result<bool, String> {
     let version_dir = dir.join(&version);
     dir_builder(0o755)
         .create(&version_dir)
-        .map_err(io(&version_dir))?;
+        .map_err(VolumeFileError::io(&version_dir))?;
     for (path, file) in payload {
         let target = version_dir.join(path);
         if let Some(parent) = target.parent() {
             dir_builder(0o755)
                 .recursive(true)
                 .create(parent)
-                .map_err(io(parent))?;
+                .map_err(VolumeFileError::io(parent))?;
         }
-        write_file(&target, file).map_err(io(&target))?;
+        write_file(&target, file).map_err(VolumeFileError::io(&target))?;
     }
     let new_link = dir.join(NEW_DATA_LINK);
-    remove_if_present(&new_link).map_err(io(&new_link))?;
-    symlink(Path::new(&version), &new_link).map_err(io(&new_link))?;
-    std::fs::rename(&new_link, &data_link).map_err(io(&data_link))?;
+    remove_if_present(&new_link).map_err(VolumeFileError::io(&new_link))?;
+    symlink(Path::new(&version), &new_link).map_err(VolumeFileError::io(&new_link))?;
+    std::fs::rename(&new_link, &data_link).map_err(VolumeFileError::io(&data_link))?;
     let visible = top_level(payload);
     for name in &visible {
         let link = dir.join(name);
         if std::fs::symlink_metadata(&link).is_err() {
-            symlink(&Path::new(DATA_LINK).join(name), &link).map_err(io(&link))?;
+            symlink(&Path::new(DATA_LINK).join(name), &link).map_err(VolumeFileError::io(&link))?;
         }
     }
     remove_stale(dir, &visible, &version)?;
@@ -78,21 +79,22 @@ pub fn write_payload(dir: &Path, payload: &Payload) -> Result<bool, String> {
 }
 
 /// Rejects paths that could escape the volume or clash with the layout's own names.
-fn validate(payload: &Payload) -> Result<(), String> {
+fn validate(payload: &Payload) -> Result<(), VolumeFileError> {
     for path in payload.keys() {
         let components: Vec<Component<'_>> = Path::new(path).components().collect();
         let plain =
             !components.is_empty() && components.iter().all(|c| matches!(c, Component::Normal(_)));
         if !plain || path.starts_with("..") {
-            return Err(format!(
-                "{path:?} must be a relative path without \"..\" that does not start with \"..\""
-            ));
+            return Err(VolumeFileError::UnsafePath { path: path.clone() });
         }
         if let Some(parent) = payload
             .keys()
             .find(|other| path.starts_with(&format!("{other}/")))
         {
-            return Err(format!("{path:?} is below the file {parent:?}"));
+            return Err(VolumeFileError::BelowFile {
+                path: path.clone(),
+                parent: parent.clone(),
+            });
         }
     }
     Ok(())
@@ -156,8 +158,12 @@ fn top_level(payload: &Payload) -> BTreeSet<String> {
 
 /// Removes user-visible links no longer in the payload, and every version directory but
 /// `current`.
-fn remove_stale(dir: &Path, visible: &BTreeSet<String>, current: &str) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(io(dir))?;
+fn remove_stale(
+    dir: &Path,
+    visible: &BTreeSet<String>,
+    current: &str,
+) -> Result<(), VolumeFileError> {
+    let entries = std::fs::read_dir(dir).map_err(VolumeFileError::io(dir))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
@@ -171,15 +177,10 @@ fn remove_stale(dir: &Path, visible: &BTreeSet<String>, current: &str) -> Result
                 Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
                 _ => std::fs::remove_file(&path),
             };
-            removed.map_err(io(&path))?;
+            removed.map_err(VolumeFileError::io(&path))?;
         }
     }
     Ok(())
-}
-
-/// Turns an I/O error on `path` into a reason naming the path.
-fn io(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
-    move |e| format!("{}: {}", path.display(), io_reason(&e))
 }
 
 fn remove_if_present(path: &Path) -> std::io::Result<()> {
@@ -274,14 +275,22 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         for bad in ["../x", "/etc/x", "a/../../x", "..data", "..x/y", ""] {
             let error = write_payload(root.path(), &payload(&[(bad, "", 0o644)])).unwrap_err();
-            assert!(error.contains("relative path"), "{bad}: {error}");
+            assert!(
+                matches!(&error, VolumeFileError::UnsafePath { path } if path == bad),
+                "{bad}: {error}"
+            );
+            assert!(error.to_string().contains("relative path"), "{error}");
         }
         let error = write_payload(
             root.path(),
             &payload(&[("a", "", 0o644), ("a/b", "", 0o644)]),
         )
         .unwrap_err();
-        assert!(error.contains("below the file"), "{error}");
+        assert!(
+            matches!(&error, VolumeFileError::BelowFile { path, parent } if path == "a/b" && parent == "a"),
+            "{error}"
+        );
+        assert_eq!(error.to_string(), "\"a/b\" is below the file \"a\"");
         assert!(names(root.path()).is_empty(), "nothing was written");
     }
 }

@@ -6,12 +6,17 @@ use std::path::Path;
 
 use sergeant_core::volumes::HostPathType;
 
+use super::error::VolumeFileError;
 use crate::file_mode::{create_file_with_mode, dir_builder, is_special, Special};
 
-/// Checks `path` against the hostPath type `kind`, creating it for the `…OrCreate` types. The
-/// error is a reason for messages.
-pub(super) fn prepare_host_path(kind: HostPathType, path: &Path) -> Result<(), String> {
-    let io = |e: std::io::Error| sergeant_core::spec::io_reason(&e);
+/// Checks `path` against the hostPath type `kind`, creating it for the `…OrCreate` types.
+///
+/// # Errors
+///
+/// [`VolumeFileError::NotOfType`] when what is there is not what the type asks for,
+/// [`VolumeFileError::Volume`] when the path cannot be examined or created.
+pub(super) fn prepare_host_path(kind: HostPathType, path: &Path) -> Result<(), VolumeFileError> {
+    let io = VolumeFileError::volume(path);
     match kind {
         HostPathType::Unchecked => return Ok(()),
         HostPathType::DirectoryOrCreate if !exists(path)? => {
@@ -48,18 +53,28 @@ pub(super) fn prepare_host_path(kind: HostPathType, path: &Path) -> Result<(), S
     if matches {
         Ok(())
     } else {
-        Err(format!("is not {wanted}"))
+        Err(VolumeFileError::NotOfType {
+            path: path.to_path_buf(),
+            wanted,
+        })
     }
 }
 
-fn exists(path: &Path) -> Result<bool, String> {
-    path.try_exists()
-        .map_err(|e| sergeant_core::spec::io_reason(&e))
+fn exists(path: &Path) -> Result<bool, VolumeFileError> {
+    path.try_exists().map_err(VolumeFileError::volume(path))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a refusal says is wrong, as the message names it.
+    fn wanted(kind: HostPathType, path: &Path) -> Option<&'static str> {
+        match prepare_host_path(kind, path) {
+            Err(VolumeFileError::NotOfType { path: at, wanted }) if at == path => Some(wanted),
+            _ => None,
+        }
+    }
 
     #[test]
     fn types_are_checked_and_created() {
@@ -73,29 +88,27 @@ mod tests {
         assert!(new_file.is_file());
         prepare_host_path(HostPathType::File, &new_file).unwrap();
         assert_eq!(
-            prepare_host_path(HostPathType::Directory, &new_file),
-            Err("is not a directory".into())
+            wanted(HostPathType::Directory, &new_file),
+            Some("a directory")
         );
         assert_eq!(
-            prepare_host_path(HostPathType::DirectoryOrCreate, &new_file),
-            Err("is not a directory".into())
+            wanted(HostPathType::DirectoryOrCreate, &new_file),
+            Some("a directory")
         );
-        assert_eq!(
-            prepare_host_path(HostPathType::File, &new_dir),
-            Err("is not a file".into())
+        assert_eq!(wanted(HostPathType::File, &new_dir), Some("a file"));
+        assert_eq!(wanted(HostPathType::Socket, &new_file), Some("a socket"));
+        let missing = prepare_host_path(HostPathType::File, &dir.path().join("missing"));
+        assert!(
+            matches!(&missing, Err(VolumeFileError::Volume { source, .. }) if source.kind() == std::io::ErrorKind::NotFound),
+            "{missing:?}"
         );
-        assert_eq!(
-            prepare_host_path(HostPathType::Socket, &new_file),
-            Err("is not a socket".into())
-        );
-        assert!(prepare_host_path(HostPathType::File, &dir.path().join("missing")).is_err());
         assert!(
             prepare_host_path(HostPathType::FileOrCreate, &dir.path().join("no/parent")).is_err()
         );
         prepare_host_path(HostPathType::CharDevice, Path::new("/dev/null")).unwrap();
         assert_eq!(
-            prepare_host_path(HostPathType::BlockDevice, Path::new("/dev/null")),
-            Err("is not a block device".into())
+            wanted(HostPathType::BlockDevice, Path::new("/dev/null")),
+            Some("a block device")
         );
         prepare_host_path(HostPathType::Unchecked, &dir.path().join("anything")).unwrap();
     }

@@ -6,6 +6,7 @@
 //! ([`teardown_pod_dir`]). Blocking I/O.
 
 pub mod atomic;
+mod error;
 mod host_path;
 mod setup;
 
@@ -28,6 +29,7 @@ mod subpath;
 #[path = "subpath_windows.rs"]
 mod subpath;
 
+pub use error::VolumeFileError;
 pub use setup::{
     pod_volumes_exist, refresh_api_volumes, setup_volumes, teardown_pod_dir, teardown_pod_volumes,
 };

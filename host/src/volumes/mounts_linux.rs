@@ -6,14 +6,15 @@ use std::path::Path;
 use nix::errno::Errno;
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 
-use crate::mountinfo::{self, MountEntry};
+use super::error::VolumeFileError;
+use crate::mountinfo::{self, MountEntry, MountTableError};
 
 /// The node's mounts.
 ///
 /// # Errors
 ///
 /// Why `/proc/self/mountinfo` could not be read.
-pub(super) fn node_mounts() -> Result<Vec<MountEntry>, String> {
+pub(super) fn node_mounts() -> Result<Vec<MountEntry>, MountTableError> {
     mountinfo::mounts()
 }
 
@@ -21,8 +22,8 @@ pub(super) fn node_mounts() -> Result<Vec<MountEntry>, String> {
 ///
 /// # Errors
 ///
-/// The reason the kernel gave.
-pub(super) fn mount_tmpfs(path: &Path, options: &str) -> Result<(), String> {
+/// [`VolumeFileError::MountTmpfs`] with the reason the kernel gave.
+pub(super) fn mount_tmpfs(path: &Path, options: &str) -> Result<(), VolumeFileError> {
     mount(
         Some("tmpfs"),
         path,
@@ -30,17 +31,24 @@ pub(super) fn mount_tmpfs(path: &Path, options: &str) -> Result<(), String> {
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
         Some(options),
     )
-    .map_err(|errno| format!("mounting a tmpfs ({options}): {}", errno.desc()))
+    .map_err(|errno| VolumeFileError::MountTmpfs {
+        path: path.to_path_buf(),
+        options: options.to_owned(),
+        errno,
+    })
 }
 
 /// Unmounts `path`; a path that is no longer mounted or no longer there is fine.
 ///
 /// # Errors
 ///
-/// The reason the kernel gave otherwise.
-pub(super) fn unmount(path: &Path) -> Result<(), String> {
+/// [`VolumeFileError::Unmount`] with the reason the kernel gave otherwise.
+pub(super) fn unmount(path: &Path) -> Result<(), VolumeFileError> {
     match umount2(path, MntFlags::empty()) {
         Ok(()) | Err(Errno::EINVAL | Errno::ENOENT) => Ok(()),
-        Err(errno) => Err(format!("unmounting: {}", errno.desc())),
+        Err(errno) => Err(VolumeFileError::Unmount {
+            path: path.to_path_buf(),
+            errno,
+        }),
     }
 }

@@ -3,14 +3,15 @@
 
 use std::path::Path;
 
-use crate::mountinfo::MountEntry;
+use super::error::VolumeFileError;
+use crate::mountinfo::{MountEntry, MountTableError};
 
 /// No pod volume is ever a mount on Windows.
 ///
 /// # Errors
 ///
 /// Never.
-pub(super) fn node_mounts() -> Result<Vec<MountEntry>, String> {
+pub(super) fn node_mounts() -> Result<Vec<MountEntry>, MountTableError> {
     Ok(Vec::new())
 }
 
@@ -18,9 +19,9 @@ pub(super) fn node_mounts() -> Result<Vec<MountEntry>, String> {
 ///
 /// # Errors
 ///
-/// Always, with that reason.
-pub(super) fn mount_tmpfs(_path: &Path, _options: &str) -> Result<(), String> {
-    Err("emptyDir medium Memory needs a tmpfs, which Windows nodes do not have".to_owned())
+/// Always: [`VolumeFileError::NoTmpfs`].
+pub(super) fn mount_tmpfs(_path: &Path, _options: &str) -> Result<(), VolumeFileError> {
+    Err(VolumeFileError::NoTmpfs)
 }
 
 /// Nothing to unmount.
@@ -28,6 +29,6 @@ pub(super) fn mount_tmpfs(_path: &Path, _options: &str) -> Result<(), String> {
 /// # Errors
 ///
 /// Never.
-pub(super) fn unmount(_path: &Path) -> Result<(), String> {
+pub(super) fn unmount(_path: &Path) -> Result<(), VolumeFileError> {
     Ok(())
 }

@@ -7,8 +7,9 @@ use std::fs::Metadata;
 use std::os::unix::fs::{lchown, MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use sergeant_core::spec::io_reason;
 use sergeant_core::volumes::VolumeOwnership;
+
+use super::error::VolumeFileError;
 
 const SETGID: u32 = 0o2000;
 const GROUP_RW: u32 = 0o660;
@@ -27,15 +28,15 @@ const MAX_DEPTH: usize = 64;
 ///
 /// # Errors
 ///
-/// A reason naming the path when an entry cannot be read or changed.
+/// [`VolumeFileError::Io`] naming the path when an entry cannot be read or changed.
 pub(crate) fn apply(
     dir: &Path,
     ownership: VolumeOwnership,
     read_only: bool,
     recursive: bool,
-) -> Result<(), String> {
+) -> Result<(), VolumeFileError> {
     let mask = if read_only { GROUP_RO } else { GROUP_RW };
-    let root = std::fs::symlink_metadata(dir).map_err(|e| reason(dir, &e))?;
+    let root = std::fs::symlink_metadata(dir).map_err(VolumeFileError::io(dir))?;
     let root_right = root.gid() == ownership.group
         && root.mode() & (mask | GROUP_X | SETGID) == mask | GROUP_X | SETGID;
     if ownership.on_root_mismatch && root_right {
@@ -48,14 +49,14 @@ pub(crate) fn apply(
     Ok(())
 }
 
-fn walk(dir: &Path, group: u32, mask: u32, depth: usize) -> Result<(), String> {
+fn walk(dir: &Path, group: u32, mask: u32, depth: usize) -> Result<(), VolumeFileError> {
     if depth >= MAX_DEPTH {
         return Ok(());
     }
-    for entry in std::fs::read_dir(dir).map_err(|e| reason(dir, &e))? {
-        let entry = entry.map_err(|e| reason(dir, &e))?;
+    for entry in std::fs::read_dir(dir).map_err(VolumeFileError::io(dir))? {
+        let entry = entry.map_err(VolumeFileError::io(dir))?;
         let path = entry.path();
-        let metadata = std::fs::symlink_metadata(&path).map_err(|e| reason(&path, &e))?;
+        let metadata = std::fs::symlink_metadata(&path).map_err(VolumeFileError::io(&path))?;
         change(&path, &metadata, group, mask)?;
         if metadata.is_dir() {
             walk(&path, group, mask, depth + 1)?;
@@ -65,9 +66,9 @@ fn walk(dir: &Path, group: u32, mask: u32, depth: usize) -> Result<(), String> {
 }
 
 /// Gives one entry the group and the mode bits, writing only what differs.
-fn change(path: &Path, metadata: &Metadata, group: u32, mask: u32) -> Result<(), String> {
+fn change(path: &Path, metadata: &Metadata, group: u32, mask: u32) -> Result<(), VolumeFileError> {
     if metadata.gid() != group {
-        lchown(path, None, Some(group)).map_err(|e| reason(path, &e))?;
+        lchown(path, None, Some(group)).map_err(VolumeFileError::io(path))?;
     }
     if metadata.file_type().is_symlink() {
         return Ok(());
@@ -80,13 +81,9 @@ fn change(path: &Path, metadata: &Metadata, group: u32, mask: u32) -> Result<(),
     let mode = metadata.mode() & 0o7777;
     if mode & wanted != wanted {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | wanted))
-            .map_err(|e| reason(path, &e))?;
+            .map_err(VolumeFileError::io(path))?;
     }
     Ok(())
-}
-
-fn reason(path: &Path, error: &std::io::Error) -> String {
-    format!("{}: {}", path.display(), io_reason(error))
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@ use std::path::Path;
 
 use sergeant_core::volumes::VolumeOwnership;
 
+use super::error::VolumeFileError;
+
 /// The group bits API-backed files get on top of their mode (none here: see above).
 pub(crate) const GROUP_READ: u32 = 0;
 
@@ -18,6 +20,6 @@ pub(crate) fn apply(
     _ownership: VolumeOwnership,
     _read_only: bool,
     _recursive: bool,
-) -> Result<(), String> {
+) -> Result<(), VolumeFileError> {
     Ok(())
 }

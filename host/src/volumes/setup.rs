@@ -14,12 +14,13 @@ use sergeant_core::volumes::{
 };
 
 use super::atomic::write_payload;
+use super::error::VolumeFileError;
 use super::host_path::prepare_host_path;
 use super::mounts::{mount_tmpfs, node_mounts, unmount};
 use super::ownership;
 use super::subpath::clear_pod_mount_points;
 use crate::file_mode::set_mode;
-use crate::mountinfo::{self, is_mounted};
+use crate::mountinfo::{self, is_mounted, MountTableError};
 
 /// emptyDir directories are writable by every user, so containers running as any UID can
 /// use them.
@@ -51,7 +52,7 @@ pub fn setup_volumes(
                 write_api_volume(volume, payloads.get(name), &mounts, plan.ownership)
             }
         };
-        done.map_err(|reason| failure(plan, name, volume, reason))?;
+        done.map_err(|error| failure(plan, name, volume, &error))?;
     }
     Ok(())
 }
@@ -75,7 +76,7 @@ pub fn refresh_api_volumes(
         .filter_map(|(name, volume)| {
             write_api_volume(volume, payloads.get(name), &mounts, plan.ownership)
                 .err()
-                .map(|reason| failure(plan, name, volume, reason))
+                .map(|error| failure(plan, name, volume, &error))
         })
         .collect()
 }
@@ -85,15 +86,22 @@ fn memory_mounts(plan: &VolumePlan) -> Result<Vec<mountinfo::MountEntry>, Volume
     let Some((name, volume)) = plan.iter().find(|(_, v)| v.is_memory) else {
         return Ok(Vec::new());
     };
-    node_mounts().map_err(|reason| failure(plan, name, volume, reason))
+    node_mounts().map_err(|error| failure(plan, name, volume, &error.into()))
 }
 
-fn failure(plan: &VolumePlan, name: &str, volume: &PlannedVolume, reason: String) -> VolumeError {
+/// The pod's [`VolumeError`] for `error` on `volume` (named `name` in the pod), whose reason
+/// starts with the volume's path.
+fn failure(
+    plan: &VolumePlan,
+    name: &str,
+    volume: &PlannedVolume,
+    error: &VolumeFileError,
+) -> VolumeError {
     VolumeError {
         pod: plan.id.display.clone(),
         volume: name.to_owned(),
         kind: volume.source.type_name(),
-        reason: format!("{}: {reason}", volume.host_path.display()),
+        reason: format!("{}: {error}", volume.host_path.display()),
     }
 }
 
@@ -105,8 +113,8 @@ fn write_api_volume(
     payload: Option<&Payload>,
     mounts: &[mountinfo::MountEntry],
     ownership: Option<VolumeOwnership>,
-) -> Result<(), String> {
-    let payload = payload.ok_or("its content is not known")?;
+) -> Result<(), VolumeFileError> {
+    let payload = payload.ok_or(VolumeFileError::NoContent)?;
     make_empty_dir(volume, None, mounts)?;
     let group_readable: Payload;
     let payload = if ownership.is_some() {
@@ -138,7 +146,7 @@ fn hand_to_group(
     volume: &PlannedVolume,
     ownership: Option<VolumeOwnership>,
     api_backed: bool,
-) -> Result<(), String> {
+) -> Result<(), VolumeFileError> {
     match ownership {
         Some(ownership) => ownership::apply(&volume.host_path, ownership, api_backed, api_backed),
         None => Ok(()),
@@ -149,9 +157,9 @@ fn make_empty_dir(
     volume: &PlannedVolume,
     size_limit_bytes: Option<i64>,
     mounts: &[mountinfo::MountEntry],
-) -> Result<(), String> {
+) -> Result<(), VolumeFileError> {
     let path = &volume.host_path;
-    let io = |e: std::io::Error| sergeant_core::spec::io_reason(&e);
+    let io = VolumeFileError::volume(path);
     std::fs::create_dir_all(path).map_err(io)?;
     if is_mounted(mounts, path, "tmpfs") {
         return Ok(());
@@ -213,16 +221,16 @@ fn release(uid: &str, pod_dir: &Path, target: &Path) -> Result<(), SpecError> {
             "the pod UID is not a plain name",
         ));
     }
-    let fail = |path: &Path, reason: String| SpecError::host_reason(uid, path, reason);
-    clear_pod_mount_points(pod_dir).map_err(|r| fail(pod_dir, r))?;
-    for mount_point in mounts_under(target).map_err(|r| fail(target, r))? {
-        unmount(&mount_point).map_err(|reason| fail(&mount_point, reason))?;
+    let fail = |path: &Path, error: &dyn std::error::Error| {
+        SpecError::host_reason(uid, path, error.to_string())
+    };
+    clear_pod_mount_points(pod_dir).map_err(|e| fail(pod_dir, &e))?;
+    for mount_point in mounts_under(target).map_err(|e| fail(target, &e))? {
+        unmount(&mount_point).map_err(|e| fail(&mount_point, &e))?;
     }
-    if let Some(left) = mounts_under(target).map_err(|r| fail(target, r))?.first() {
-        return Err(fail(
-            left,
-            format!("is still mounted; {} is kept", target.display()),
-        ));
+    if let Some(left) = mounts_under(target).map_err(|e| fail(target, &e))?.first() {
+        let reason = format!("is still mounted; {} is kept", target.display());
+        return Err(SpecError::host_reason(uid, left, reason));
     }
     match std::fs::remove_dir_all(target) {
         Err(e) if e.kind() != ErrorKind::NotFound => Err(SpecError::host(uid, target, &e)),
@@ -231,7 +239,7 @@ fn release(uid: &str, pod_dir: &Path, target: &Path) -> Result<(), SpecError> {
 }
 
 /// Mount points at or below `dir`, deepest first.
-fn mounts_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn mounts_under(dir: &Path) -> Result<Vec<PathBuf>, MountTableError> {
     let mut found: Vec<PathBuf> = node_mounts()?
         .into_iter()
         .map(|m| m.mount_point)

@@ -29,6 +29,8 @@ use nix::sys::statvfs::{statvfs, FsFlags};
 
 use sergeant_core::volumes::{SubPathError, SubPathMount, SubPathReason, VOLUME_SUBPATHS_DIR};
 
+use super::error::VolumeFileError;
+
 /// How often a resolution the kernel asks to retry (`EAGAIN`) is tried again.
 const RESOLVE_TRIES: usize = 8;
 /// The most mounts stacked on one mount point that [`unmount_all`] removes.
@@ -48,7 +50,8 @@ const MOUNT_POINT_DIR_MODE: u32 = 0o750;
 pub fn prepare_sub_paths(mounts: &[SubPathMount]) -> Result<(), SubPathError> {
     for mount in mounts {
         if let Some(dir) = mount.mount_point.parent() {
-            clear_mount_points(dir).map_err(|left| mount.refused(SubPathReason::Node(left)))?;
+            clear_mount_points(dir)
+                .map_err(|left| mount.refused(SubPathReason::Node(left.to_string())))?;
         }
     }
     for mount in mounts {
@@ -78,8 +81,8 @@ pub fn prepare_sub_paths(mounts: &[SubPathMount]) -> Result<(), SubPathError> {
 ///
 /// # Errors
 ///
-/// What could not be unmounted, read or removed, with its path.
-pub(crate) fn clear_pod_mount_points(pod_dir: &Path) -> Result<(), String> {
+/// [`VolumeFileError`] naming what could not be unmounted, read or removed.
+pub(crate) fn clear_pod_mount_points(pod_dir: &Path) -> Result<(), VolumeFileError> {
     let base = pod_dir.join(VOLUME_SUBPATHS_DIR);
     for volume in entries(&base)? {
         for container in entries(&volume)? {
@@ -91,20 +94,20 @@ pub(crate) fn clear_pod_mount_points(pod_dir: &Path) -> Result<(), String> {
 }
 
 /// The paths in directory `dir`; none when it does not exist.
-fn entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn entries(dir: &Path) -> Result<Vec<PathBuf>, VolumeFileError> {
     match std::fs::read_dir(dir) {
         Ok(found) => found
-            .map(|entry| entry.map(|e| e.path()).map_err(|e| io_at(dir, &e)))
+            .map(|entry| entry.map(|e| e.path()).map_err(VolumeFileError::io(dir)))
             .collect(),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(io_at(dir, &e)),
+        Err(e) => Err(VolumeFileError::io(dir)(e)),
     }
 }
 
 /// Removes the empty directory `dir` if it is there.
-fn remove_empty_dir(dir: &Path) -> Result<(), String> {
+fn remove_empty_dir(dir: &Path) -> Result<(), VolumeFileError> {
     match std::fs::remove_dir(dir) {
-        Err(e) if e.kind() != ErrorKind::NotFound => Err(io_at(dir, &e)),
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(VolumeFileError::io(dir)(e)),
         _ => Ok(()),
     }
 }
@@ -115,36 +118,41 @@ fn remove_empty_dir(dir: &Path) -> Result<(), String> {
 ///
 /// # Errors
 ///
-/// What could not be unmounted or removed, with its path.
-fn clear_mount_points(dir: &Path) -> Result<(), String> {
+/// [`VolumeFileError`] naming what could not be unmounted or removed.
+fn clear_mount_points(dir: &Path) -> Result<(), VolumeFileError> {
     for path in entries(dir)? {
         unmount_all(&path)?;
         let is_dir = std::fs::symlink_metadata(&path)
-            .map_err(|e| io_at(&path, &e))?
+            .map_err(VolumeFileError::io(&path))?
             .is_dir();
         let removed = if is_dir {
             std::fs::remove_dir(&path)
         } else {
             std::fs::remove_file(&path)
         };
-        removed.map_err(|e| io_at(&path, &e))?;
+        removed.map_err(VolumeFileError::io(&path))?;
     }
     remove_empty_dir(dir)
 }
 
 /// Unmounts every mount stacked on `path`, without following a link.
-fn unmount_all(path: &Path) -> Result<(), String> {
+fn unmount_all(path: &Path) -> Result<(), VolumeFileError> {
     for _ in 0..MAX_STACKED_MOUNTS {
         match umount2(path, MntFlags::UMOUNT_NOFOLLOW) {
             Ok(()) => {}
             Err(Errno::EINVAL | Errno::ENOENT) => return Ok(()),
-            Err(errno) => return Err(format!("{}: unmounting: {}", path.display(), errno.desc())),
+            Err(errno) => {
+                return Err(VolumeFileError::UnmountSubPath {
+                    path: path.to_path_buf(),
+                    errno,
+                })
+            }
         }
     }
-    Err(format!(
-        "{}: still mounted after {MAX_STACKED_MOUNTS} unmounts",
-        path.display()
-    ))
+    Err(VolumeFileError::StillMounted {
+        path: path.to_path_buf(),
+        unmounts: MAX_STACKED_MOUNTS,
+    })
 }
 
 /// Resolves one subPath and bind-mounts the opened result at its mount point.
@@ -174,7 +182,7 @@ fn bind(mount: &SubPathMount) -> Result<(), SubPathReason> {
     )
     .map_err(|errno| node_error(&mount.mount_point, "bind-mounting the subPath", errno))?;
     let bound = std::fs::symlink_metadata(&mount.mount_point)
-        .map_err(|e| SubPathReason::Node(io_at(&mount.mount_point, &e)))?;
+        .map_err(|e| node_io(&mount.mount_point, e))?;
     if (bound.dev(), bound.ino()) != (stat.st_dev, stat.st_ino) {
         // Cannot happen short of a kernel surprise; never hand the runtime something else.
         let _ = unmount_all(&mount.mount_point);
@@ -264,13 +272,12 @@ fn is_link(dir: &OwnedFd, name: &OsStr) -> bool {
 /// Creates the node's mount point: its parents, then an empty directory or file as the
 /// resolved file is a directory or not.
 fn make_mount_point(path: &Path, is_dir: bool) -> Result<(), SubPathReason> {
-    let node = |path: &Path, e: std::io::Error| SubPathReason::Node(io_at(path, &e));
     if let Some(parent) = path.parent() {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(MOUNT_POINT_DIR_MODE)
             .create(parent)
-            .map_err(|e| node(parent, e))?;
+            .map_err(|e| node_io(parent, e))?;
     }
     let made = if is_dir {
         std::fs::DirBuilder::new()
@@ -284,7 +291,7 @@ fn make_mount_point(path: &Path, is_dir: bool) -> Result<(), SubPathReason> {
             .open(path)
             .map(drop)
     };
-    made.map_err(|e| node(path, e))
+    made.map_err(|e| node_io(path, e))
 }
 
 /// Makes the bind mount at `path` read-only, keeping the flags it has (`nosuid`, `nodev`,
@@ -340,12 +347,9 @@ fn node_error(path: &Path, what: &str, errno: Errno) -> SubPathReason {
     SubPathReason::Node(format!("{}: {what}: {}", path.display(), errno.desc()))
 }
 
-fn io_at(path: &Path, error: &std::io::Error) -> String {
-    format!(
-        "{}: {}",
-        path.display(),
-        sergeant_core::spec::io_reason(error)
-    )
+/// An I/O error on `path` as a refusal's reason, naming the path.
+fn node_io(path: &Path, error: std::io::Error) -> SubPathReason {
+    SubPathReason::Node(VolumeFileError::io(path)(error).to_string())
 }
 
 #[cfg(test)]

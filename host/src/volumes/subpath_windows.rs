@@ -6,6 +6,8 @@ use std::path::Path;
 
 use sergeant_core::volumes::{SubPathError, SubPathMount, SubPathReason};
 
+use super::error::VolumeFileError;
+
 /// Refuses the first subPath mount of the container (there is nothing to do without one).
 ///
 /// # Errors
@@ -25,6 +27,6 @@ pub fn prepare_sub_paths(mounts: &[SubPathMount]) -> Result<(), SubPathError> {
 /// # Errors
 ///
 /// Never.
-pub(crate) fn clear_pod_mount_points(_pod_dir: &Path) -> Result<(), String> {
+pub(crate) fn clear_pod_mount_points(_pod_dir: &Path) -> Result<(), VolumeFileError> {
     Ok(())
 }

@@ -12,10 +12,13 @@
 //!   ([`ttl`]), else asks the API server.
 //! - `Get`: every read asks the API server.
 //!
-//! The services whose variables containers get are read from one watch of every service
-//! ([`services`]), whatever the strategy, as upstream's service informer.
+//! The services whose variables containers get, and the RuntimeClasses whose handlers run
+//! pods' sandboxes, are read from one watch of every object of their kind ([`every`]),
+//! whatever the strategy, as upstream's informers.
 
+mod every;
 mod registry;
+mod runtime_classes;
 mod services;
 mod ttl;
 mod watch;
@@ -26,13 +29,16 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::{Api, Client};
 use sergeant_config::kubelet::ChangeDetectionStrategy;
-use sergeant_core::spec::{ObjectData, ObjectKind};
+use sergeant_core::runtime_class::RuntimeClassError;
+use sergeant_core::spec::{ApiRequest, ObjectData, ObjectError, ObjectKind};
 
+use self::every::Every;
 use self::registry::Registry;
-use self::services::ServiceStore;
 use self::watch::{answer, follow, Answer, Seen};
+use crate::failure::api_failure;
 use crate::forbidden::retry_forbidden;
 pub use ttl::node_ttl;
 use ttl::DEFAULT_TTL;
@@ -80,7 +86,9 @@ struct Shared {
     /// The TTL the Node's annotation gives (`Cache`), as node status last read it.
     node_ttl: Mutex<Option<Duration>>,
     /// The watched services, started by the first read of them.
-    services: OnceLock<ServiceStore>,
+    services: OnceLock<Every<Service>>,
+    /// The watched RuntimeClasses, started by the first pod that names one.
+    runtime_classes: OnceLock<Every<RuntimeClass>>,
 }
 
 #[derive(Default)]
@@ -121,6 +129,7 @@ impl ObjectCache {
                 next_user: AtomicU64::new(0),
                 node_ttl: Mutex::new(None),
                 services: OnceLock::new(),
+                runtime_classes: OnceLock::new(),
             }),
         }
     }
@@ -206,7 +215,7 @@ impl ObjectCache {
     }
 
     /// The object `key` (`None` when it does not exist), as the strategy reads it.
-    async fn read(&self, key: &ObjectKey) -> Result<Option<Fetched>, String> {
+    async fn read(&self, key: &ObjectKey) -> Result<Option<Fetched>, ObjectError> {
         match self.shared.strategy {
             ChangeDetectionStrategy::Get => get(&self.shared.client, key).await,
             ChangeDetectionStrategy::Cache => self.read_cached(key).await,
@@ -216,7 +225,7 @@ impl ObjectCache {
 
     /// `Cache`: the last read while it is fresh, else a new one (kept while the object is in
     /// use).
-    async fn read_cached(&self, key: &ObjectKey) -> Result<Option<Fetched>, String> {
+    async fn read_cached(&self, key: &ObjectKey) -> Result<Option<Fetched>, ObjectError> {
         let ttl = self
             .shared
             .node_ttl
@@ -242,7 +251,7 @@ impl ObjectCache {
 
     /// `Watch`: what the object's watch saw (see [`Answer`]); an object nobody registered is
     /// read from the API server.
-    async fn read_watched(&self, key: &ObjectKey) -> Result<Option<Fetched>, String> {
+    async fn read_watched(&self, key: &ObjectKey) -> Result<Option<Fetched>, ObjectError> {
         let seen = self.state().watches.get(key).map(|w| w.seen.clone());
         let Some(mut seen) = seen else {
             return get(&self.shared.client, key).await;
@@ -263,8 +272,8 @@ impl ObjectCache {
             Answer::Get { stale: Some(stale) } => {
                 match tokio::time::timeout(STALE_GET_WAIT, get(&self.shared.client, key)).await {
                     Ok(Ok(object)) => Ok(object),
-                    Ok(Err(reason)) => {
-                        tracing::debug!("{reason}: answering with what the watch saw last");
+                    Ok(Err(error)) => {
+                        tracing::debug!("{error}: answering with what the watch saw last");
                         Ok(stale)
                     }
                     Err(_) => Ok(stale),
@@ -298,13 +307,14 @@ impl ObjectUser {
     /// The object `kind` `namespace/name`; `None` when it does not exist.
     ///
     /// # Errors
-    /// Why it could not be read (the API server's answer, naming the object).
+    /// [`ObjectError::Api`]: why it could not be read (the API server's answer, naming the
+    /// object).
     pub async fn read(
         &self,
         kind: ObjectKind,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Fetched>, String> {
+    ) -> Result<Option<Fetched>, ObjectError> {
         self.cache
             .read(&ObjectKey {
                 kind,
@@ -325,11 +335,24 @@ impl ObjectUser {
         list: bool,
     ) -> Option<(Vec<Service>, Option<Service>)> {
         let shared = &self.cache.shared;
-        shared
+        let every = shared
             .services
-            .get_or_init(|| ServiceStore::start(shared.client.clone()))
-            .services(namespace, list, FIRST_LIST_WAIT)
-            .await
+            .get_or_init(|| Every::start(shared.client.clone()));
+        services::services(every, namespace, list, FIRST_LIST_WAIT).await
+    }
+
+    /// The handler of the RuntimeClass `name`, from the watch of every RuntimeClass (started
+    /// by the first pod that names one), waiting up to a second after it started for its
+    /// first list.
+    ///
+    /// # Errors
+    /// No RuntimeClass of that name, or none listed yet (see [`RuntimeClassError`]).
+    pub async fn runtime_handler(&self, name: &str) -> Result<String, RuntimeClassError> {
+        let shared = &self.cache.shared;
+        let every = shared
+            .runtime_classes
+            .get_or_init(|| Every::start(shared.client.clone()));
+        runtime_classes::handler(every, name, FIRST_LIST_WAIT).await
     }
 }
 
@@ -341,14 +364,22 @@ impl Drop for ObjectUser {
 
 /// Reads `key` from the API server; `None` when it does not exist. A refusal of the Node
 /// authorizer that has not seen the pod's binding yet is retried first.
-async fn get(client: &Client, key: &ObjectKey) -> Result<Option<Fetched>, String> {
+async fn get(client: &Client, key: &ObjectKey) -> Result<Option<Fetched>, ObjectError> {
     let ObjectKey {
         kind,
         namespace,
         name,
     } = key;
-    let what = format!("reading {} {namespace}/{name}", kind.noun());
-    let failed = |e: kube::Error| format!("{what}: {e}");
+    let request = ApiRequest::Read {
+        kind: *kind,
+        namespace: namespace.clone(),
+        name: name.clone(),
+    };
+    let what = request.to_string();
+    let failed = |e: kube::Error| ObjectError::Api {
+        failure: api_failure(&e),
+        request: request.clone(),
+    };
     Ok(match kind {
         ObjectKind::ConfigMap => {
             let api = Api::<ConfigMap>::namespaced(client.clone(), namespace);

@@ -1,6 +1,7 @@
 //! One HTTP GET with a deadline over HTTP/1.1 (plain or TLS), following redirects that stay on
 //! the same host, as upstream's hooks and probes do.
 
+use std::io;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -49,7 +50,7 @@ pub enum HttpGetError {
         /// The URL asked.
         url: String,
         /// What went wrong.
-        reason: String,
+        reason: ExchangeError,
     },
     /// The server kept redirecting.
     #[error("Get {url:?}: stopped after {MAX_REDIRECTS} redirects")]
@@ -57,6 +58,49 @@ pub enum HttpGetError {
         /// The last URL asked.
         url: String,
     },
+}
+
+/// Why one request on a fresh connection got no response: the step that failed (connecting,
+/// TLS, the HTTP exchange) and the library's words, which the probe's or hook's message keeps.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExchangeError {
+    /// The TCP connection could not be made.
+    #[error("dial tcp {authority}: {message}")]
+    Dial {
+        /// `host:port`.
+        authority: String,
+        /// The operating system's error kind (refused, unreachable, …).
+        kind: io::ErrorKind,
+        /// Its text.
+        message: String,
+    },
+    /// The host is not a name TLS can be asked for.
+    #[error("TLS server name {host:?}: {message}")]
+    ServerName {
+        /// The host.
+        host: String,
+        /// Why it is not one.
+        message: String,
+    },
+    /// The shared TLS client could not be set up.
+    #[error(transparent)]
+    TlsClient(#[from] tls::TlsClientError),
+    /// The TLS handshake failed.
+    #[error("TLS handshake with {authority}: {message}")]
+    Handshake {
+        /// `host:port`.
+        authority: String,
+        /// The error kind of the handshake's failure.
+        kind: io::ErrorKind,
+        /// Its text.
+        message: String,
+    },
+    /// The request could not be built (a header the action gives is not valid HTTP).
+    #[error("invalid request: {0}")]
+    Request(String),
+    /// The HTTP exchange failed (the connection closed, a malformed response).
+    #[error("{0}")]
+    Http(String),
 }
 
 impl HttpTarget {
@@ -147,24 +191,35 @@ fn redirect(target: &HttpTarget, response: &Response<Incoming>) -> Option<HttpTa
 }
 
 /// One request on a fresh connection.
-async fn exchange(target: &HttpTarget) -> Result<Response<Incoming>, String> {
+async fn exchange(target: &HttpTarget) -> Result<Response<Incoming>, ExchangeError> {
     let tcp = TcpStream::connect((target.host.as_str(), target.port))
         .await
-        .map_err(|e| format!("dial tcp {}: {e}", target.authority()))?;
+        .map_err(|e| ExchangeError::Dial {
+            authority: target.authority(),
+            kind: e.kind(),
+            message: e.to_string(),
+        })?;
     let request = request(target)?;
     if !target.https {
         return send(tcp, request).await;
     }
-    let name = ServerName::try_from(target.host.clone())
-        .map_err(|e| format!("TLS server name {:?}: {e}", target.host))?;
+    let name =
+        ServerName::try_from(target.host.clone()).map_err(|e| ExchangeError::ServerName {
+            host: target.host.clone(),
+            message: e.to_string(),
+        })?;
     let tls = tls::connector()?
         .connect(name, tcp)
         .await
-        .map_err(|e| format!("TLS handshake with {}: {e}", target.authority()))?;
+        .map_err(|e| ExchangeError::Handshake {
+            authority: target.authority(),
+            kind: e.kind(),
+            message: e.to_string(),
+        })?;
     send(tls, request).await
 }
 
-fn request(target: &HttpTarget) -> Result<Request<Empty<Bytes>>, String> {
+fn request(target: &HttpTarget) -> Result<Request<Empty<Bytes>>, ExchangeError> {
     let mut builder = Request::get(target.path.as_str()).header("Host", target.host_header());
     for (name, value) in &target.headers {
         if !name.eq_ignore_ascii_case("host") {
@@ -173,24 +228,25 @@ fn request(target: &HttpTarget) -> Result<Request<Empty<Bytes>>, String> {
     }
     builder
         .body(Empty::new())
-        .map_err(|e| format!("invalid request: {e}"))
+        .map_err(|e| ExchangeError::Request(e.to_string()))
 }
 
-async fn send<IO>(io: IO, request: Request<Empty<Bytes>>) -> Result<Response<Incoming>, String>
+async fn send<IO>(
+    io: IO,
+    request: Request<Empty<Bytes>>,
+) -> Result<Response<Incoming>, ExchangeError>
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let failed = |e: hyper::Error| ExchangeError::Http(e.to_string());
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(io))
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(failed)?;
     tokio::spawn(async move {
         // The connection ends with the exchange; its outcome is the response's.
         let _ = connection.await;
     });
-    sender
-        .send_request(request)
-        .await
-        .map_err(|e| e.to_string())
+    sender.send_request(request).await.map_err(failed)
 }
 
 /// The first [`BODY_LIMIT`] bytes of the body, as text; the rest is dropped with the
@@ -326,6 +382,19 @@ mod tests {
             refused.to_string().contains("dial tcp")
                 && refused.to_string().contains(&dead.to_string()),
             "{refused}"
+        );
+        assert!(
+            matches!(
+                refused,
+                HttpGetError::Failed {
+                    reason: ExchangeError::Dial {
+                        kind: io::ErrorKind::ConnectionRefused,
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{refused:?}"
         );
     }
 }

@@ -8,6 +8,7 @@ mod probe;
 mod target;
 mod tls;
 
-pub use client::{get, HttpAnswer, HttpGetError};
+pub use client::{get, ExchangeError, HttpAnswer, HttpGetError};
 pub use probe::probe;
-pub use target::{authority, resolve_port, HttpTarget, TargetError};
+pub use target::{authority, resolve_port, HttpTarget, PortError, TargetError};
+pub use tls::TlsClientError;

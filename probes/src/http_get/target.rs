@@ -9,13 +9,30 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 pub enum TargetError {
     /// The port names no port of the container, or is out of range.
     #[error("port {0}")]
-    Port(String),
+    Port(PortError),
     /// No host is given and the pod has no IP yet.
     #[error("no host: the action names none and the pod has no IP yet")]
     NoHost,
     /// The scheme is neither HTTP nor HTTPS.
     #[error("scheme {0:?} is not HTTP or HTTPS")]
     Scheme(String),
+}
+
+/// Why the port of an `httpGet` or `tcpSocket` action is not usable; the text follows `port `
+/// in the probe's or hook's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PortError {
+    /// A number outside 1–65535.
+    #[error("{0} is out of range")]
+    OutOfRange(i32),
+    /// A name that none of the container's ports has.
+    #[error("{name:?} is not a port of container {container:?}")]
+    NotAPort {
+        /// The port name the action gives.
+        name: String,
+        /// The container.
+        container: String,
+    },
 }
 
 /// One resolved HTTP GET: what [`super::get`] connects to and sends.
@@ -112,20 +129,23 @@ pub fn authority(host: &str, port: u16) -> String {
 /// A port given by number, or by the name of one of `container`'s ports.
 ///
 /// # Errors
-/// Why the port is not usable, in words for the status message.
-pub fn resolve_port(port: &IntOrString, container: &Container) -> Result<u16, String> {
+/// [`PortError`]: why the port is not usable.
+pub fn resolve_port(port: &IntOrString, container: &Container) -> Result<u16, PortError> {
     match port {
         IntOrString::Int(number) => u16::try_from(*number)
             .ok()
             .filter(|n| *n > 0)
-            .ok_or_else(|| format!("{number} is out of range")),
+            .ok_or(PortError::OutOfRange(*number)),
         IntOrString::String(name) => container
             .ports
             .iter()
             .flatten()
             .find(|p| p.name.as_deref() == Some(name.as_str()))
             .and_then(|p| u16::try_from(p.container_port).ok())
-            .ok_or_else(|| format!("{name:?} is not a port of container {:?}", container.name)),
+            .ok_or_else(|| PortError::NotAPort {
+                name: name.clone(),
+                container: container.name.clone(),
+            }),
     }
 }
 
@@ -215,6 +235,9 @@ mod tests {
             port: IntOrString::Int(0),
             ..HTTPGetAction::default()
         };
-        assert!(HttpTarget::resolve(&zero, &container(), Some("10.0.0.1"), "ua").is_err());
+        assert_eq!(
+            HttpTarget::resolve(&zero, &container(), Some("10.0.0.1"), "ua"),
+            Err(TargetError::Port(PortError::OutOfRange(0)))
+        );
     }
 }

@@ -12,17 +12,28 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use tokio_rustls::rustls::{ClientConfig, DigitallySignedStruct, Error, SignatureScheme};
 use tokio_rustls::TlsConnector;
 
+/// Why the TLS client of HTTPS hooks and probes could not be set up (the TLS library offers
+/// no safe protocol version with its provider); kept once for the process, so `Clone`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("TLS client: {reason}")]
+pub struct TlsClientError {
+    /// The TLS library's reason.
+    pub reason: String,
+}
+
 /// The connector every HTTPS hook and probe shares.
 ///
 /// # Errors
-/// The TLS library's reason when it offers no safe protocol version.
-pub fn connector() -> Result<TlsConnector, String> {
-    static CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
+/// [`TlsClientError`] when the TLS library offers no safe protocol version.
+pub fn connector() -> Result<TlsConnector, TlsClientError> {
+    static CONFIG: OnceLock<Result<Arc<ClientConfig>, TlsClientError>> = OnceLock::new();
     let config = CONFIG.get_or_init(|| {
         let provider = Arc::new(ring::default_provider());
         let config = ClientConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS client: {e}"))?
+            .map_err(|e| TlsClientError {
+                reason: e.to_string(),
+            })?
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
             .with_no_client_auth();

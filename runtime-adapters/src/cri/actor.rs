@@ -4,14 +4,12 @@
 //! up a status call; deadlines, metrics and error mapping are the client's. It also serves
 //! container event subscriptions ([`SubscribeContainerEvents`]) from `GetContainerEvents`.
 
-use std::time::Duration;
-
 use actix::{
     Actor, ActorFutureExt, AsyncContext, Context, Handler, ResponseActFuture, ResponseFuture,
     WrapFuture,
 };
 use sergeant_messages::container_events::{ContainerEventStream, SubscribeContainerEvents};
-use sergeant_messages::runtime::{cri, RuntimeCall, RuntimeRequest, RuntimeResponse};
+use sergeant_messages::runtime::{RuntimeCall, RuntimeRequest, RuntimeResponse};
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::client::CriClient;
@@ -58,7 +56,8 @@ impl Handler<SubscribeContainerEvents> for CriAdapter {
     }
 }
 
-/// Runs one port request as the matching CRI call.
+/// Runs one port request as the CRI call of the same name: the request goes to the client as
+/// it came, and the runtime's response comes back as it is.
 async fn dispatch(
     client: &CriClient,
     request: RuntimeRequest,
@@ -66,107 +65,31 @@ async fn dispatch(
     use RuntimeRequest as Rq;
     use RuntimeResponse as Rs;
     Ok(match request {
-        Rq::Version(_) => Rs::Version(client.version().await?),
-        Rq::Status(r) => Rs::Status(client.status(r.verbose).await?),
-        Rq::RunPodSandbox(r) => {
-            let config = r.config.unwrap_or_default();
-            let pod_sandbox_id = client.run_pod_sandbox(config, &r.runtime_handler).await?;
-            Rs::RunPodSandbox(cri::RunPodSandboxResponse { pod_sandbox_id })
-        }
-        Rq::StopPodSandbox(r) => {
-            client.stop_pod_sandbox(&r.pod_sandbox_id).await?;
-            Rs::StopPodSandbox(cri::StopPodSandboxResponse {})
-        }
-        Rq::RemovePodSandbox(r) => {
-            client.remove_pod_sandbox(&r.pod_sandbox_id).await?;
-            Rs::RemovePodSandbox(cri::RemovePodSandboxResponse {})
-        }
-        Rq::PodSandboxStatus(r) => Rs::PodSandboxStatus(
-            client
-                .pod_sandbox_status(&r.pod_sandbox_id, r.verbose)
-                .await?,
-        ),
-        Rq::ListPodSandbox(r) => {
-            let items = client.list_pod_sandboxes(r.filter).await?;
-            Rs::ListPodSandbox(cri::ListPodSandboxResponse { items })
-        }
-        Rq::CreateContainer(r) => {
-            let container_id = client
-                .create_container(
-                    &r.pod_sandbox_id,
-                    r.config.unwrap_or_default(),
-                    r.sandbox_config.unwrap_or_default(),
-                )
-                .await?;
-            Rs::CreateContainer(cri::CreateContainerResponse { container_id })
-        }
-        Rq::StartContainer(r) => {
-            client.start_container(&r.container_id).await?;
-            Rs::StartContainer(cri::StartContainerResponse {})
-        }
-        Rq::StopContainer(r) => {
-            client.stop_container(&r.container_id, r.timeout).await?;
-            Rs::StopContainer(cri::StopContainerResponse {})
-        }
-        Rq::UpdateContainerResources(r) => {
-            client
-                .update_container_resources(&r.container_id, r.linux.unwrap_or_default())
-                .await?;
-            Rs::UpdateContainerResources(cri::UpdateContainerResourcesResponse {})
-        }
-        Rq::RemoveContainer(r) => {
-            client.remove_container(&r.container_id).await?;
-            Rs::RemoveContainer(cri::RemoveContainerResponse {})
-        }
-        Rq::ContainerStatus(r) => {
-            Rs::ContainerStatus(client.container_status(&r.container_id, r.verbose).await?)
-        }
-        Rq::ListContainers(r) => {
-            let containers = client.list_containers(r.filter).await?;
-            Rs::ListContainers(cri::ListContainersResponse { containers })
-        }
-        Rq::ExecSync(r) => {
-            let timeout = Duration::from_secs(u64::try_from(r.timeout).unwrap_or(0));
-            Rs::ExecSync(client.exec_sync(&r.container_id, r.cmd, timeout).await?)
-        }
-        Rq::PullImage(r) => {
-            let image = r.image.unwrap_or_default();
-            let image_ref = client.pull_image(image, r.auth, r.sandbox_config).await?;
-            Rs::PullImage(cri::PullImageResponse { image_ref })
-        }
-        Rq::ImageStatus(r) => {
-            let image = r.image.unwrap_or_default();
-            Rs::ImageStatus(client.image_status(image, r.verbose).await?)
-        }
-        Rq::ListImages(r) => {
-            let images = client.list_images(r.filter).await?;
-            Rs::ListImages(cri::ListImagesResponse { images })
-        }
-        Rq::RemoveImage(r) => {
-            let image = r.image.map(|i| i.image).unwrap_or_default();
-            client.remove_image(&image).await?;
-            Rs::RemoveImage(cri::RemoveImageResponse {})
-        }
-        Rq::ReopenContainerLog(r) => {
-            client.reopen_container_log(&r.container_id).await?;
-            Rs::ReopenContainerLog(cri::ReopenContainerLogResponse {})
-        }
-        Rq::Exec(r) => Rs::Exec(client.exec(r).await?),
-        Rq::Attach(r) => Rs::Attach(client.attach(r).await?),
-        Rq::PortForward(r) => Rs::PortForward(client.port_forward(r).await?),
-        Rq::ListContainerStats(r) => {
-            let stats = client.list_container_stats(r.filter).await?;
-            Rs::ListContainerStats(cri::ListContainerStatsResponse { stats })
-        }
-        Rq::ImageFsInfo(_) => Rs::ImageFsInfo(client.image_fs_info().await?),
-        Rq::UpdateRuntimeConfig(r) => {
-            let pod_cidr = r
-                .runtime_config
-                .and_then(|c| c.network_config)
-                .map(|n| n.pod_cidr)
-                .unwrap_or_default();
-            client.update_runtime_config(&pod_cidr).await?;
-            Rs::UpdateRuntimeConfig(cri::UpdateRuntimeConfigResponse {})
-        }
+        Rq::Version(r) => Rs::Version(client.call(r).await?),
+        Rq::Status(r) => Rs::Status(client.call(r).await?),
+        Rq::RunPodSandbox(r) => Rs::RunPodSandbox(client.call(r).await?),
+        Rq::StopPodSandbox(r) => Rs::StopPodSandbox(client.call(r).await?),
+        Rq::RemovePodSandbox(r) => Rs::RemovePodSandbox(client.call(r).await?),
+        Rq::PodSandboxStatus(r) => Rs::PodSandboxStatus(client.call(r).await?),
+        Rq::ListPodSandbox(r) => Rs::ListPodSandbox(client.call(r).await?),
+        Rq::CreateContainer(r) => Rs::CreateContainer(client.call(r).await?),
+        Rq::StartContainer(r) => Rs::StartContainer(client.call(r).await?),
+        Rq::StopContainer(r) => Rs::StopContainer(client.call(r).await?),
+        Rq::RemoveContainer(r) => Rs::RemoveContainer(client.call(r).await?),
+        Rq::UpdateContainerResources(r) => Rs::UpdateContainerResources(client.call(r).await?),
+        Rq::ContainerStatus(r) => Rs::ContainerStatus(client.call(r).await?),
+        Rq::ListContainers(r) => Rs::ListContainers(client.call(r).await?),
+        Rq::ExecSync(r) => Rs::ExecSync(client.call(r).await?),
+        Rq::PullImage(r) => Rs::PullImage(client.call(r).await?),
+        Rq::ImageStatus(r) => Rs::ImageStatus(client.call(r).await?),
+        Rq::ListImages(r) => Rs::ListImages(client.call(r).await?),
+        Rq::RemoveImage(r) => Rs::RemoveImage(client.call(r).await?),
+        Rq::ReopenContainerLog(r) => Rs::ReopenContainerLog(client.call(r).await?),
+        Rq::Exec(r) => Rs::Exec(client.call(r).await?),
+        Rq::Attach(r) => Rs::Attach(client.call(r).await?),
+        Rq::PortForward(r) => Rs::PortForward(client.call(r).await?),
+        Rq::ListContainerStats(r) => Rs::ListContainerStats(client.call(r).await?),
+        Rq::ImageFsInfo(r) => Rs::ImageFsInfo(client.call(r).await?),
+        Rq::UpdateRuntimeConfig(r) => Rs::UpdateRuntimeConfig(client.call(r).await?),
     })
 }

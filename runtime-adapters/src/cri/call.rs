@@ -13,10 +13,10 @@ use super::metrics::{self, Operation};
 ///
 /// The deadline is enforced locally (so a wedged runtime cannot hold a caller) and also sent to
 /// the runtime as the gRPC deadline so it can stop working on the request. A server stream gets
-/// neither: gRPC servers send a stream's headers with its first message, so opening one waits
-/// for the runtime's first event, for as long as that takes; its caller bounds the wait (see
-/// the CRI adapter's event subscription). Every call, successful or not, is counted and timed
-/// under the operation's upstream name.
+/// neither (its `deadline` is `None`): gRPC servers send a stream's headers with its first
+/// message, so opening one waits for the runtime's first event, for as long as that takes; its
+/// caller bounds the wait (see the CRI adapter's event subscription). Every call, successful or
+/// not, is counted and timed under the operation's upstream name.
 ///
 /// With the `failpoints` feature, the failpoint `cri::call` makes the call fail with
 /// [`CriError::Unavailable`] before anything is sent (its argument, if any, is added to the
@@ -28,7 +28,7 @@ use super::metrics::{self, Operation};
 /// answer came within `deadline`.
 pub(crate) async fn call<Req, Resp, F, Fut>(
     operation: Operation,
-    deadline: Duration,
+    deadline: Option<Duration>,
     message: Req,
     send: F,
 ) -> Result<Resp, CriError>
@@ -51,7 +51,7 @@ where
 
 async fn attempt<Req, Resp, F, Fut>(
     operation: Operation,
-    deadline: Duration,
+    deadline: Option<Duration>,
     message: Req,
     send: F,
 ) -> Result<Resp, CriError>
@@ -69,12 +69,12 @@ where
         })
     });
     let mut request = tonic::Request::new(message);
-    if operation.is_stream() {
+    let Some(deadline) = deadline else {
         return send(request)
             .await
             .map(tonic::Response::into_inner)
             .map_err(|status| super::error::from_status(operation.name(), &status));
-    }
+    };
     request.set_timeout(deadline);
     match tokio::time::timeout(deadline, send(request)).await {
         Ok(Ok(response)) => Ok(response.into_inner()),

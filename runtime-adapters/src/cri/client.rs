@@ -1,23 +1,31 @@
 //! `CriClient`: the typed, deadline-bounded, instrumented client of a CRI runtime.
 //!
-//! It speaks CRI v1 with the `k8s_cri::v1` types as they are; turning them into sergeant's
-//! domain types is the job of the adapter actor above it.
+//! It speaks CRI v1 with the `k8s_cri::v1` types as they are: [`CriClient::call`] takes a
+//! request and answers its response, and the request's type names the RPC. What differs from
+//! one RPC to the next (service, operation, deadline, the few fields the client fills in) is
+//! one row of the table of RPCs below, the [`Rpc`] of its request.
 
+use std::future::Future;
 use std::time::Duration;
 
 use k8s_cri::v1::image_service_client::ImageServiceClient;
 use k8s_cri::v1::runtime_service_client::RuntimeServiceClient;
 use k8s_cri::v1::{
-    AttachRequest, AttachResponse, AuthConfig, Container, ContainerConfig, ContainerEventResponse,
-    ContainerFilter, ContainerStatusRequest, ContainerStatusResponse, CreateContainerRequest,
-    ExecRequest, ExecResponse, ExecSyncRequest, ExecSyncResponse, GetEventsRequest, Image,
-    ImageFilter, ImageSpec, ImageStatusRequest, ImageStatusResponse, LinuxContainerResources,
-    ListContainersRequest, ListImagesRequest, ListPodSandboxRequest, PodSandbox, PodSandboxConfig,
-    PodSandboxFilter, PodSandboxStatusRequest, PodSandboxStatusResponse, PortForwardRequest,
-    PortForwardResponse, PullImageRequest, RemoveContainerRequest, RemoveImageRequest,
-    RemovePodSandboxRequest, ReopenContainerLogRequest, RunPodSandboxRequest,
-    StartContainerRequest, StatusRequest, StatusResponse, StopContainerRequest,
-    StopPodSandboxRequest, UpdateContainerResourcesRequest, VersionRequest, VersionResponse,
+    AttachRequest, AttachResponse, ContainerEventResponse, ContainerStatusRequest,
+    ContainerStatusResponse, CreateContainerRequest, CreateContainerResponse, ExecRequest,
+    ExecResponse, ExecSyncRequest, ExecSyncResponse, GetEventsRequest, ImageFsInfoRequest,
+    ImageFsInfoResponse, ImageSpec, ImageStatusRequest, ImageStatusResponse,
+    ListContainerStatsRequest, ListContainerStatsResponse, ListContainersRequest,
+    ListContainersResponse, ListImagesRequest, ListImagesResponse, ListPodSandboxRequest,
+    ListPodSandboxResponse, PodSandboxStatusRequest, PodSandboxStatusResponse, PortForwardRequest,
+    PortForwardResponse, PullImageRequest, PullImageResponse, RemoveContainerRequest,
+    RemoveContainerResponse, RemoveImageRequest, RemoveImageResponse, RemovePodSandboxRequest,
+    RemovePodSandboxResponse, ReopenContainerLogRequest, ReopenContainerLogResponse,
+    RunPodSandboxRequest, RunPodSandboxResponse, StartContainerRequest, StartContainerResponse,
+    StatusRequest, StatusResponse, StopContainerRequest, StopContainerResponse,
+    StopPodSandboxRequest, StopPodSandboxResponse, UpdateContainerResourcesRequest,
+    UpdateContainerResourcesResponse, UpdateRuntimeConfigRequest, UpdateRuntimeConfigResponse,
+    VersionRequest, VersionResponse,
 };
 use tonic::transport::Channel;
 
@@ -94,8 +102,7 @@ impl CriClientConfig {
 /// runtime, which must outlive it (the connection task runs there).
 #[derive(Debug, Clone)]
 pub struct CriClient {
-    runtime: RuntimeServiceClient<Channel>,
-    image: ImageServiceClient<Channel>,
+    services: Services,
     runtime_endpoint: Endpoint,
     image_endpoint: Endpoint,
     runtime_request_timeout: Duration,
@@ -121,8 +128,7 @@ impl CriClient {
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);
         Ok(Self {
-            runtime,
-            image,
+            services: Services { runtime, image },
             runtime_endpoint: runtime_connection.endpoint().clone(),
             image_endpoint: image_connection.endpoint().clone(),
             runtime_request_timeout: config.runtime_request_timeout,
@@ -162,604 +168,38 @@ impl CriClient {
         CHEAP_CALL_TIMEOUT.min(self.runtime_request_timeout)
     }
 
-    /// Asks the runtime for its name and versions; the handshake of a new connection.
+    /// Sends `request` as the RPC its type names and returns the runtime's answer.
+    ///
+    /// The call gets its RPC's deadline (cheap calls [`Self::cheap_call_timeout`], heavy ones
+    /// [`Self::runtime_request_timeout`], a stream none), is counted and timed under its
+    /// [`Operation`], and passes the `cri::call` failpoint. The request goes as given but for
+    /// the few fields its [`Rpc`] fills in (the API version of `Version`, an absent config
+    /// sent empty, …), listed in the table of RPCs.
     ///
     /// # Errors
     ///
-    /// [`CriError`] from the runtime, `Unavailable` when it cannot be reached.
-    pub async fn version(&self) -> Result<VersionResponse, CriError> {
-        let mut rt = self.runtime.clone();
-        let message = VersionRequest {
-            version: CRI_API_VERSION.to_string(),
-        };
-        call(
-            Operation::Version,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { rt.version(r).await },
-        )
-        .await
-    }
-
-    /// Asks the runtime for its status: the `RuntimeReady` and `NetworkReady` conditions (see
-    /// [`super::RuntimeConditions`]), and with `verbose` the runtime's extra info.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn status(&self, verbose: bool) -> Result<StatusResponse, CriError> {
-        let mut rt = self.runtime.clone();
-        let message = StatusRequest { verbose };
-        call(
-            Operation::Status,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { rt.status(r).await },
-        )
-        .await
-    }
-
-    /// Creates and starts a pod sandbox; returns its id.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime (e.g. `AlreadyExists`-like failures on a reused name).
-    pub async fn run_pod_sandbox(
-        &self,
-        config: PodSandboxConfig,
-        runtime_handler: &str,
-    ) -> Result<String, CriError> {
-        let mut rt = self.runtime.clone();
-        let message = RunPodSandboxRequest {
-            config: Some(config),
-            runtime_handler: runtime_handler.to_string(),
-        };
-        let response = call(
-            Operation::RunPodSandbox,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { rt.run_pod_sandbox(r).await },
-        )
-        .await?;
-        Ok(response.pod_sandbox_id)
-    }
-
-    /// Stops a pod sandbox and every container in it. Stopping a stopped sandbox succeeds.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn stop_pod_sandbox(&self, pod_sandbox_id: &str) -> Result<(), CriError> {
-        let mut rt = self.runtime.clone();
-        let message = StopPodSandboxRequest {
-            pod_sandbox_id: pod_sandbox_id.to_string(),
-        };
-        call(
-            Operation::StopPodSandbox,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { rt.stop_pod_sandbox(r).await },
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Removes a pod sandbox and its containers. Removing a missing sandbox succeeds.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn remove_pod_sandbox(&self, pod_sandbox_id: &str) -> Result<(), CriError> {
-        let mut rt = self.runtime.clone();
-        let message = RemovePodSandboxRequest {
-            pod_sandbox_id: pod_sandbox_id.to_string(),
-        };
-        call(
-            Operation::RemovePodSandbox,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { rt.remove_pod_sandbox(r).await },
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Returns the status of a pod sandbox.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError::NotFound`] for an unknown sandbox, else [`CriError`] from the runtime.
-    pub async fn pod_sandbox_status(
-        &self,
-        pod_sandbox_id: &str,
-        verbose: bool,
-    ) -> Result<PodSandboxStatusResponse, CriError> {
-        let mut rt = self.runtime.clone();
-        let message = PodSandboxStatusRequest {
-            pod_sandbox_id: pod_sandbox_id.to_string(),
-            verbose,
-        };
-        call(
-            Operation::PodSandboxStatus,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { rt.pod_sandbox_status(r).await },
-        )
-        .await
-    }
-
-    /// Lists pod sandboxes, optionally filtered (id, state, label selector).
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn list_pod_sandboxes(
-        &self,
-        filter: Option<PodSandboxFilter>,
-    ) -> Result<Vec<PodSandbox>, CriError> {
-        let mut rt = self.runtime.clone();
-        let message = ListPodSandboxRequest { filter };
-        let response = call(
-            Operation::ListPodSandbox,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { rt.list_pod_sandbox(r).await },
-        )
-        .await?;
-        Ok(response.items)
-    }
-
-    /// Creates a container in a sandbox; returns its id. The sandbox config is the one the
-    /// sandbox was run with.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime (`NotFound` if the image is not present).
-    pub async fn create_container(
-        &self,
-        pod_sandbox_id: &str,
-        config: ContainerConfig,
-        sandbox_config: PodSandboxConfig,
-    ) -> Result<String, CriError> {
-        let mut rt = self.runtime.clone();
-        let message = CreateContainerRequest {
-            pod_sandbox_id: pod_sandbox_id.to_string(),
-            config: Some(config),
-            sandbox_config: Some(sandbox_config),
-        };
-        let response = call(
-            Operation::CreateContainer,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { rt.create_container(r).await },
-        )
-        .await?;
-        Ok(response.container_id)
-    }
-
-    /// Starts a created container.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn start_container(&self, container_id: &str) -> Result<(), CriError> {
-        let mut rt = self.runtime.clone();
-        let message = StartContainerRequest {
-            container_id: container_id.to_string(),
-        };
-        call(
-            Operation::StartContainer,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { rt.start_container(r).await },
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Stops a container: SIGTERM (or the image's stop signal), then SIGKILL after
-    /// `timeout_secs` (0 kills at once). The deadline is the grace period plus the runtime
-    /// request timeout.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn stop_container(
-        &self,
-        container_id: &str,
-        timeout_secs: i64,
-    ) -> Result<(), CriError> {
-        let mut rt = self.runtime.clone();
-        let grace = Duration::from_secs(u64::try_from(timeout_secs).unwrap_or(0));
-        let message = StopContainerRequest {
-            container_id: container_id.to_string(),
-            timeout: timeout_secs,
-        };
-        call(
-            Operation::StopContainer,
-            grace.saturating_add(self.runtime_request_timeout),
-            message,
-            |r| async move { rt.stop_container(r).await },
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Sets the cgroup resources of a created or running container (an in-place resize).
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime: the container is gone, or the kernel refused a value
-    /// (a memory limit below what the container uses).
-    pub async fn update_container_resources(
-        &self,
-        container_id: &str,
-        linux: LinuxContainerResources,
-    ) -> Result<(), CriError> {
-        let mut rt = self.runtime.clone();
-        let message = UpdateContainerResourcesRequest {
-            container_id: container_id.to_string(),
-            linux: Some(linux),
-            ..Default::default()
-        };
-        call(
-            Operation::UpdateContainerResources,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { rt.update_container_resources(r).await },
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Removes a container (stopping it first if needed). Removing a missing one succeeds.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn remove_container(&self, container_id: &str) -> Result<(), CriError> {
-        let mut rt = self.runtime.clone();
-        let message = RemoveContainerRequest {
-            container_id: container_id.to_string(),
-        };
-        call(
-            Operation::RemoveContainer,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { rt.remove_container(r).await },
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Asks the runtime to reopen a container's log file, after the log manager renamed it
-    /// away, so the container's output goes to a fresh file at the original path.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError::NotFound`] for an unknown container; `FailedPrecondition` from the runtime
-    /// (as [`CriError`]) when the container is not running.
-    pub async fn reopen_container_log(&self, container_id: &str) -> Result<(), CriError> {
-        let mut rt = self.runtime.clone();
-        let message = ReopenContainerLogRequest {
-            container_id: container_id.to_string(),
-        };
-        call(
-            Operation::ReopenContainerLog,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { rt.reopen_container_log(r).await },
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Returns the status of a container (state, exit code, reason, message, timestamps).
-    ///
-    /// # Errors
-    ///
-    /// [`CriError::NotFound`] for an unknown container, else [`CriError`] from the runtime.
-    pub async fn container_status(
-        &self,
-        container_id: &str,
-        verbose: bool,
-    ) -> Result<ContainerStatusResponse, CriError> {
-        let mut rt = self.runtime.clone();
-        let message = ContainerStatusRequest {
-            container_id: container_id.to_string(),
-            verbose,
-        };
-        call(
-            Operation::ContainerStatus,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { rt.container_status(r).await },
-        )
-        .await
-    }
-
-    /// Lists containers, optionally filtered (id, state, sandbox, label selector).
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn list_containers(
-        &self,
-        filter: Option<ContainerFilter>,
-    ) -> Result<Vec<Container>, CriError> {
-        let mut rt = self.runtime.clone();
-        let message = ListContainersRequest { filter };
-        let response = call(
-            Operation::ListContainers,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { rt.list_containers(r).await },
-        )
-        .await?;
-        Ok(response.containers)
-    }
-
-    /// Runs `cmd` in a running container and returns its output and exit code (exec probes).
-    ///
-    /// `timeout` (rounded up to whole seconds) is passed to the runtime; the call's deadline is
-    /// that plus the runtime request timeout. A zero `timeout` lets the command run until the
-    /// runtime request timeout.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime; a command that exits non-zero is not an error.
-    pub async fn exec_sync(
-        &self,
-        container_id: &str,
-        cmd: Vec<String>,
-        timeout: Duration,
-    ) -> Result<ExecSyncResponse, CriError> {
-        let mut rt = self.runtime.clone();
-        let mut timeout_secs = timeout.as_secs();
-        if timeout.subsec_nanos() > 0 {
-            timeout_secs = timeout_secs.saturating_add(1);
-        }
-        let message = ExecSyncRequest {
-            container_id: container_id.to_string(),
-            cmd,
-            timeout: i64::try_from(timeout_secs).unwrap_or(i64::MAX),
-        };
-        call(
-            Operation::ExecSync,
-            Duration::from_secs(timeout_secs).saturating_add(self.runtime_request_timeout),
-            message,
-            |r| async move { rt.exec_sync(r).await },
-        )
-        .await
-    }
-
-    /// Asks for the streaming URL of an interactive command (`kubectl exec`); the kubelet API
-    /// proxies the client's upgraded connection to it.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn exec(&self, request: ExecRequest) -> Result<ExecResponse, CriError> {
-        let mut rt = self.runtime.clone();
-        let timeout = self.runtime_request_timeout;
-        call(Operation::Exec, timeout, request, |r| async move {
-            rt.exec(r).await
+    /// [`CriError`] from the runtime (`NotFound` for an unknown sandbox, container or image),
+    /// `Unavailable` when it cannot be reached, `DeadlineExceeded` when it did not answer in
+    /// time.
+    pub async fn call<R: Rpc>(&self, mut request: R) -> Result<R::Response, CriError> {
+        request.prepare();
+        let deadline = self.deadline_of(&request);
+        let refine = request.refine_errors();
+        call(R::OPERATION, deadline, request, |r| {
+            R::send(&self.services, r)
         })
         .await
+        .map_err(refine)
     }
 
-    /// Asks for the streaming URL of a container's own streams (`kubectl attach`).
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn attach(&self, request: AttachRequest) -> Result<AttachResponse, CriError> {
-        let mut rt = self.runtime.clone();
-        let timeout = self.runtime_request_timeout;
-        call(Operation::Attach, timeout, request, |r| async move {
-            rt.attach(r).await
-        })
-        .await
-    }
-
-    /// Asks for the streaming URL of a pod's ports (`kubectl port-forward`).
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn port_forward(
-        &self,
-        request: PortForwardRequest,
-    ) -> Result<PortForwardResponse, CriError> {
-        let mut rt = self.runtime.clone();
-        let timeout = self.runtime_request_timeout;
-        call(Operation::PortForward, timeout, request, |r| async move {
-            rt.port_forward(r).await
-        })
-        .await
-    }
-
-    /// Pulls `image` (with registry credentials if given, in the context of a sandbox if
-    /// given); returns the image reference the runtime resolved it to (its id or digest). The
-    /// spec goes as given, annotations included ([`image_named`] makes one of a name alone).
-    ///
-    /// # Errors
-    ///
-    /// [`CriError::NotFound`] naming the image when the registry does not have it, else
-    /// [`CriError`] from the runtime.
-    pub async fn pull_image(
-        &self,
-        image: ImageSpec,
-        auth: Option<AuthConfig>,
-        sandbox_config: Option<PodSandboxConfig>,
-    ) -> Result<String, CriError> {
-        let mut img = self.image.clone();
-        let name = image.image.clone();
-        let message = PullImageRequest {
-            image: Some(image),
-            auth,
-            sandbox_config,
+    /// The deadline of sending `request`, prepared; `None` for a stream.
+    fn deadline_of<R: Rpc>(&self, request: &R) -> Option<Duration> {
+        let class = match R::DEADLINE {
+            Deadline::Cheap => self.cheap_call_timeout(),
+            Deadline::Heavy => self.runtime_request_timeout,
+            Deadline::Stream => return None,
         };
-        let response = call(
-            Operation::PullImage,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { img.pull_image(r).await },
-        )
-        .await
-        .map_err(|e| error::for_image_pull(e, &name))?;
-        Ok(response.image_ref)
-    }
-
-    /// Returns the status of an image, asked with the spec as given; its `image` is `None`
-    /// when the image is not present.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn image_status(
-        &self,
-        image: ImageSpec,
-        verbose: bool,
-    ) -> Result<ImageStatusResponse, CriError> {
-        let mut img = self.image.clone();
-        let message = ImageStatusRequest {
-            image: Some(image),
-            verbose,
-        };
-        call(
-            Operation::ImageStatus,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { img.image_status(r).await },
-        )
-        .await
-    }
-
-    /// Lists the images present on the node, optionally filtered by image.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn list_images(&self, filter: Option<ImageFilter>) -> Result<Vec<Image>, CriError> {
-        let mut img = self.image.clone();
-        let message = ListImagesRequest { filter };
-        let response = call(
-            Operation::ListImages,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { img.list_images(r).await },
-        )
-        .await?;
-        Ok(response.images)
-    }
-
-    /// Removes an image. Removing a missing image succeeds.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime (e.g. the image is in use).
-    pub async fn remove_image(&self, image: &str) -> Result<(), CriError> {
-        let mut img = self.image.clone();
-        let message = RemoveImageRequest {
-            image: Some(image_named(image)),
-        };
-        call(
-            Operation::RemoveImage,
-            self.runtime_request_timeout,
-            message,
-            |r| async move { img.remove_image(r).await },
-        )
-        .await
-        .map(drop)
-    }
-
-    /// Lists the resource usage (CPU, memory, writable layer) of the containers passing
-    /// `filter`, for the kubelet's `/stats/summary`.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn list_container_stats(
-        &self,
-        filter: Option<k8s_cri::v1::ContainerStatsFilter>,
-    ) -> Result<Vec<k8s_cri::v1::ContainerStats>, CriError> {
-        let mut rt = self.runtime.clone();
-        let message = k8s_cri::v1::ListContainerStatsRequest { filter };
-        let response = call(
-            Operation::ListContainerStats,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { rt.list_container_stats(r).await },
-        )
-        .await?;
-        Ok(response.stats)
-    }
-
-    /// Returns the usage of the filesystems the image service stores images on, for the
-    /// kubelet's `/stats/summary` (`runtime.imageFs`).
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn image_fs_info(&self) -> Result<k8s_cri::v1::ImageFsInfoResponse, CriError> {
-        let mut img = self.image.clone();
-        call(
-            Operation::ImageFsInfo,
-            self.cheap_call_timeout(),
-            k8s_cri::v1::ImageFsInfoRequest {},
-            |r| async move { img.image_fs_info(r).await },
-        )
-        .await
-    }
-
-    /// Hands the runtime the node's pod CIDR (comma-separated for dual stack), as upstream's
-    /// kubelet does at start and whenever the Node's `spec.podCIDRs` changes; a runtime that
-    /// renders its CNI configuration from a template (containerd's `conf_template`) needs it
-    /// before pods get a network.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError`] from the runtime.
-    pub async fn update_runtime_config(&self, pod_cidr: &str) -> Result<(), CriError> {
-        let mut rt = self.runtime.clone();
-        let message = k8s_cri::v1::UpdateRuntimeConfigRequest {
-            runtime_config: Some(k8s_cri::v1::RuntimeConfig {
-                network_config: Some(k8s_cri::v1::NetworkConfig {
-                    pod_cidr: pod_cidr.to_owned(),
-                }),
-            }),
-        };
-        call(
-            Operation::UpdateRuntimeConfig,
-            self.cheap_call_timeout(),
-            message,
-            |r| async move { rt.update_runtime_config(r).await },
-        )
-        .await?;
-        Ok(())
-    }
-
-    /// Opens the runtime's container event stream (evented PLEG). It has no deadline: a
-    /// runtime that refuses the call answers at once, but one that accepts it may not answer
-    /// before its first event, so the caller bounds the wait as it sees fit. The stream lives
-    /// until the runtime or the caller ends it.
-    ///
-    /// # Errors
-    ///
-    /// [`CriError::Unimplemented`] on runtimes without the call (containerd 1.6): the caller
-    /// falls back to relisting. Otherwise [`CriError`] from the runtime.
-    pub async fn container_events(
-        &self,
-    ) -> Result<tonic::Streaming<ContainerEventResponse>, CriError> {
-        let mut rt = self.runtime.clone();
-        call(
-            Operation::GetContainerEvents,
-            self.cheap_call_timeout(),
-            GetEventsRequest {},
-            |r| async move { rt.get_container_events(r).await },
-        )
-        .await
+        Some(class.saturating_add(request.extra_time()))
     }
 }
 
@@ -770,5 +210,537 @@ pub fn image_named(image: &str) -> ImageSpec {
     ImageSpec {
         image: image.to_string(),
         ..ImageSpec::default()
+    }
+}
+
+/// A CRI request [`CriClient::call`] sends: its type names the RPC and the answer it gets.
+///
+/// Implemented for every request of the runtime and image services that the client speaks,
+/// by the table below; the trait is sealed.
+pub trait Rpc: Send + Sized + 'static + sealed::Sealed {
+    /// The runtime's answer.
+    type Response: Send + 'static;
+    /// The operation the call is counted and named under.
+    const OPERATION: Operation;
+    /// The call's deadline class.
+    #[doc(hidden)]
+    const DEADLINE: Deadline;
+
+    /// Sends `request` through its service's gRPC client.
+    #[doc(hidden)]
+    fn send(
+        services: &Services,
+        request: tonic::Request<Self>,
+    ) -> impl Future<Output = Result<tonic::Response<Self::Response>, tonic::Status>> + Send;
+
+    /// Fills in or drops what the client sends its own way; by default nothing.
+    #[doc(hidden)]
+    fn prepare(&mut self) {}
+
+    /// Time the call may take on top of its class's deadline; by default none.
+    #[doc(hidden)]
+    fn extra_time(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    /// Takes from the request what its errors should name, before it is sent, and answers
+    /// the rewrite of the call's error; by default the error as it is.
+    #[doc(hidden)]
+    fn refine_errors(&self) -> impl FnOnce(CriError) -> CriError + Send + 'static {
+        std::convert::identity
+    }
+}
+
+/// The deadline class of an [`Rpc`].
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deadline {
+    /// [`CHEAP_CALL_TIMEOUT`], capped by the runtime request timeout.
+    Cheap,
+    /// The runtime request timeout.
+    Heavy,
+    /// None: a server stream, which a deadline sent to the runtime would end, and whose
+    /// opening waits for its first message.
+    Stream,
+}
+
+/// The two gRPC services of the runtime. Not nameable outside this crate, so a request is
+/// sent only through [`CriClient::call`], with its deadline and metrics.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct Services {
+    runtime: RuntimeServiceClient<Channel>,
+    image: ImageServiceClient<Channel>,
+}
+
+mod sealed {
+    /// Keeps [`super::Rpc`] to the requests of the table.
+    pub trait Sealed {}
+}
+
+/// Implements [`Rpc`] for each row: `Request => Response: service.method, Operation, Deadline`
+/// and, in braces, the hooks of an RPC that sends its request other than as given. A row's doc
+/// comment goes on its impl.
+macro_rules! rpcs {
+    ($(
+        $(#[$doc:meta])*
+        $request:ident => $response:ty:
+            $service:ident.$method:ident, $operation:ident, $deadline:ident {
+            $($hooks:tt)*
+        }
+    )*) => {$(
+        impl sealed::Sealed for $request {}
+
+        $(#[$doc])*
+        impl Rpc for $request {
+            type Response = $response;
+            const OPERATION: Operation = Operation::$operation;
+            const DEADLINE: Deadline = Deadline::$deadline;
+
+            fn send(
+                services: &Services,
+                request: tonic::Request<Self>,
+            ) -> impl Future<Output = Result<tonic::Response<$response>, tonic::Status>> + Send {
+                let mut service = services.$service.clone();
+                async move { service.$method(request).await }
+            }
+
+            $($hooks)*
+        }
+    )*};
+}
+
+/// A negative count of seconds as zero, as a duration.
+fn seconds(secs: i64) -> Duration {
+    Duration::from_secs(u64::try_from(secs).unwrap_or(0))
+}
+
+rpcs! {
+    /// The runtime's name and versions; the handshake of a new connection.
+    VersionRequest => VersionResponse:
+        runtime.version, Version, Cheap {
+        /// The client speaks [`CRI_API_VERSION`], whatever version the request names.
+        fn prepare(&mut self) {
+            CRI_API_VERSION.clone_into(&mut self.version);
+        }
+    }
+    /// The `RuntimeReady` and `NetworkReady` conditions (see [`super::RuntimeConditions`]),
+    /// and with `verbose` the runtime's extra info.
+    StatusRequest => StatusResponse:
+        runtime.status, Status, Cheap {}
+    /// Creates and starts a pod sandbox.
+    RunPodSandboxRequest => RunPodSandboxResponse:
+        runtime.run_pod_sandbox, RunPodSandbox, Heavy {
+        /// An absent config goes as an empty one.
+        fn prepare(&mut self) {
+            self.config.get_or_insert_default();
+        }
+    }
+    /// Stops a pod sandbox and every container in it; stopping a stopped one succeeds.
+    StopPodSandboxRequest => StopPodSandboxResponse:
+        runtime.stop_pod_sandbox, StopPodSandbox, Heavy {}
+    /// Removes a pod sandbox and its containers; removing a missing one succeeds.
+    RemovePodSandboxRequest => RemovePodSandboxResponse:
+        runtime.remove_pod_sandbox, RemovePodSandbox, Heavy {}
+    /// The status of a pod sandbox; `NotFound` for an unknown one.
+    PodSandboxStatusRequest => PodSandboxStatusResponse:
+        runtime.pod_sandbox_status, PodSandboxStatus, Cheap {}
+    /// The pod sandboxes passing the filter (id, state, label selector).
+    ListPodSandboxRequest => ListPodSandboxResponse:
+        runtime.list_pod_sandbox, ListPodSandbox, Cheap {}
+    /// Creates a container in a sandbox, with the config the sandbox was run with.
+    CreateContainerRequest => CreateContainerResponse:
+        runtime.create_container, CreateContainer, Heavy {
+        /// An absent config or sandbox config goes as an empty one.
+        fn prepare(&mut self) {
+            self.config.get_or_insert_default();
+            self.sandbox_config.get_or_insert_default();
+        }
+    }
+    /// Starts a created container.
+    StartContainerRequest => StartContainerResponse:
+        runtime.start_container, StartContainer, Heavy {}
+    /// Stops a container: its stop signal, then SIGKILL after `timeout` seconds (0 kills at
+    /// once).
+    StopContainerRequest => StopContainerResponse:
+        runtime.stop_container, StopContainer, Heavy {
+        /// The grace period, on top of the runtime request timeout.
+        fn extra_time(&self) -> Duration {
+            seconds(self.timeout)
+        }
+    }
+    /// Removes a container, stopping it first if needed; removing a missing one succeeds.
+    RemoveContainerRequest => RemoveContainerResponse:
+        runtime.remove_container, RemoveContainer, Heavy {}
+    /// Sets the cgroup resources of a created or running container (an in-place resize).
+    UpdateContainerResourcesRequest => UpdateContainerResourcesResponse:
+        runtime.update_container_resources, UpdateContainerResources, Heavy {}
+    /// The status of a container (state, exit code, reason, timestamps); `NotFound` for an
+    /// unknown one.
+    ContainerStatusRequest => ContainerStatusResponse:
+        runtime.container_status, ContainerStatus, Cheap {}
+    /// The containers passing the filter (id, state, sandbox, label selector).
+    ListContainersRequest => ListContainersResponse:
+        runtime.list_containers, ListContainers, Cheap {}
+    /// Runs a command in a running container and answers its output and exit code; a command
+    /// that exits non-zero is not an error.
+    ExecSyncRequest => ExecSyncResponse:
+        runtime.exec_sync, ExecSync, Heavy {
+        /// A negative timeout goes as 0: no timeout but the call's deadline.
+        fn prepare(&mut self) {
+            self.timeout = self.timeout.max(0);
+        }
+
+        /// The command's timeout, on top of the runtime request timeout.
+        fn extra_time(&self) -> Duration {
+            seconds(self.timeout)
+        }
+    }
+    /// Asks the runtime to reopen a container's log file after the log manager renamed it
+    /// away; `FailedPrecondition` when the container is not running.
+    ReopenContainerLogRequest => ReopenContainerLogResponse:
+        runtime.reopen_container_log, ReopenContainerLog, Heavy {}
+    /// The streaming URL of an interactive command (`kubectl exec`).
+    ExecRequest => ExecResponse:
+        runtime.exec, Exec, Heavy {}
+    /// The streaming URL of a container's own streams (`kubectl attach`).
+    AttachRequest => AttachResponse:
+        runtime.attach, Attach, Heavy {}
+    /// The streaming URL of a pod's ports (`kubectl port-forward`).
+    PortForwardRequest => PortForwardResponse:
+        runtime.port_forward, PortForward, Heavy {}
+    /// The resource usage of the containers passing the filter, for `/stats/summary`.
+    ListContainerStatsRequest => ListContainerStatsResponse:
+        runtime.list_container_stats, ListContainerStats, Cheap {}
+    /// Hands the runtime the node's pod CIDR (comma-separated for dual stack), as upstream's
+    /// kubelet does at start and whenever the Node's `spec.podCIDRs` changes.
+    UpdateRuntimeConfigRequest => UpdateRuntimeConfigResponse:
+        runtime.update_runtime_config, UpdateRuntimeConfig, Cheap {
+        /// An absent runtime or network config goes as an empty one (an empty pod CIDR).
+        fn prepare(&mut self) {
+            let config = self.runtime_config.get_or_insert_default();
+            config.network_config.get_or_insert_default();
+        }
+    }
+    /// The runtime's container event stream (evented PLEG): no deadline, since a runtime that
+    /// has the call may not answer before its first event, so the caller bounds the wait;
+    /// `Unimplemented` on runtimes without it (containerd 1.6).
+    GetEventsRequest => tonic::Streaming<ContainerEventResponse>:
+        runtime.get_container_events, GetContainerEvents, Stream {}
+    /// Pulls an image (with registry credentials and in a sandbox's context, if given) and
+    /// answers the reference the runtime resolved it to.
+    PullImageRequest => PullImageResponse:
+        image.pull_image, PullImage, Heavy {
+        /// An absent image spec goes as an empty one.
+        fn prepare(&mut self) {
+            self.image.get_or_insert_default();
+        }
+
+        /// A registry's "not found", whatever its code, is `NotFound` naming the image.
+        fn refine_errors(&self) -> impl FnOnce(CriError) -> CriError + Send + 'static {
+            let image = self.image.as_ref().map(|spec| spec.image.clone()).unwrap_or_default();
+            move |error| error::for_image_pull(error, &image)
+        }
+    }
+    /// The status of an image; its `image` is `None` when the image is not present.
+    ImageStatusRequest => ImageStatusResponse:
+        image.image_status, ImageStatus, Cheap {
+        /// An absent image spec goes as an empty one.
+        fn prepare(&mut self) {
+            self.image.get_or_insert_default();
+        }
+    }
+    /// The images present on the node, optionally filtered by image.
+    ListImagesRequest => ListImagesResponse:
+        image.list_images, ListImages, Cheap {}
+    /// Removes an image; removing a missing one succeeds.
+    RemoveImageRequest => RemoveImageResponse:
+        image.remove_image, RemoveImage, Heavy {
+        /// The image goes by its name alone ([`image_named`]), as upstream's kubelet sends it:
+        /// the spec's annotations, user-specified name and runtime handler are dropped.
+        fn prepare(&mut self) {
+            let name = self.image.take().map(|spec| spec.image).unwrap_or_default();
+            self.image = Some(image_named(&name));
+        }
+    }
+    /// The usage of the filesystems the image service stores images on, for
+    /// `/stats/summary` (`runtime.imageFs`).
+    ImageFsInfoRequest => ImageFsInfoResponse:
+        image.image_fs_info, ImageFsInfo, Cheap {}
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use k8s_cri::v1::{
+        ContainerStatsFilter, NetworkConfig, PodSandboxConfig, RuntimeConfig,
+        WindowsContainerResources,
+    };
+    use sergeant_messages::runtime::RuntimeOperation;
+
+    use super::*;
+
+    /// `request` as the client sends it.
+    fn prepared<R: Rpc>(mut request: R) -> R {
+        request.prepare();
+        request
+    }
+
+    /// A client whose heavy calls get `timeout`, of an endpoint nothing listens on (nothing
+    /// is dialed).
+    fn client(timeout: Duration) -> CriClient {
+        #[cfg(unix)]
+        let endpoint = "unix:///nonexistent/sergeant-cri.sock";
+        #[cfg(windows)]
+        let endpoint = "npipe://./pipe/sergeant-nonexistent";
+        let endpoint = Endpoint::parse(endpoint).expect("an endpoint");
+        let config = CriClientConfig::new(endpoint).with_runtime_request_timeout(timeout);
+        CriClient::new(&config).expect("a lazy client")
+    }
+
+    #[test]
+    fn each_port_request_is_counted_under_the_ports_operation_name() {
+        macro_rules! same_name {
+            ($($request:ident),*) => {$(
+                assert_eq!(
+                    <$request as Rpc>::OPERATION.name(),
+                    <$request as RuntimeOperation>::OPERATION,
+                    stringify!($request),
+                );
+            )*};
+        }
+        same_name!(
+            VersionRequest,
+            StatusRequest,
+            RunPodSandboxRequest,
+            StopPodSandboxRequest,
+            RemovePodSandboxRequest,
+            PodSandboxStatusRequest,
+            ListPodSandboxRequest,
+            CreateContainerRequest,
+            StartContainerRequest,
+            StopContainerRequest,
+            RemoveContainerRequest,
+            UpdateContainerResourcesRequest,
+            ContainerStatusRequest,
+            ListContainersRequest,
+            ExecSyncRequest,
+            PullImageRequest,
+            ImageStatusRequest,
+            ListImagesRequest,
+            RemoveImageRequest,
+            ReopenContainerLogRequest,
+            ExecRequest,
+            AttachRequest,
+            PortForwardRequest,
+            ListContainerStatsRequest,
+            ImageFsInfoRequest,
+            UpdateRuntimeConfigRequest
+        );
+        assert_eq!(
+            <GetEventsRequest as Rpc>::OPERATION.name(),
+            sergeant_messages::container_events::OPERATION
+        );
+    }
+
+    #[tokio::test]
+    async fn status_and_list_calls_are_cheap_the_rest_heavy_and_the_event_stream_unbounded() {
+        let heavy = Duration::from_secs(120);
+        let cri = client(heavy);
+        let cheap = Some(CHEAP_CALL_TIMEOUT);
+        assert_eq!(cri.deadline_of(&VersionRequest::default()), cheap);
+        assert_eq!(cri.deadline_of(&StatusRequest::default()), cheap);
+        assert_eq!(cri.deadline_of(&PodSandboxStatusRequest::default()), cheap);
+        assert_eq!(cri.deadline_of(&ListPodSandboxRequest::default()), cheap);
+        assert_eq!(cri.deadline_of(&ContainerStatusRequest::default()), cheap);
+        assert_eq!(cri.deadline_of(&ListContainersRequest::default()), cheap);
+        assert_eq!(cri.deadline_of(&ImageStatusRequest::default()), cheap);
+        assert_eq!(cri.deadline_of(&ListImagesRequest::default()), cheap);
+        let stats = ListContainerStatsRequest {
+            filter: Some(ContainerStatsFilter::default()),
+        };
+        assert_eq!(cri.deadline_of(&stats), cheap);
+        assert_eq!(cri.deadline_of(&ImageFsInfoRequest::default()), cheap);
+        assert_eq!(
+            cri.deadline_of(&UpdateRuntimeConfigRequest::default()),
+            cheap
+        );
+
+        let heavy = Some(heavy);
+        assert_eq!(cri.deadline_of(&RunPodSandboxRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&StopPodSandboxRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&RemovePodSandboxRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&CreateContainerRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&StartContainerRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&StopContainerRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&RemoveContainerRequest::default()), heavy);
+        let resize = UpdateContainerResourcesRequest::default();
+        assert_eq!(cri.deadline_of(&resize), heavy);
+        assert_eq!(cri.deadline_of(&ExecSyncRequest::default()), heavy);
+        assert_eq!(
+            cri.deadline_of(&ReopenContainerLogRequest::default()),
+            heavy
+        );
+        assert_eq!(cri.deadline_of(&ExecRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&AttachRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&PortForwardRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&PullImageRequest::default()), heavy);
+        assert_eq!(cri.deadline_of(&RemoveImageRequest::default()), heavy);
+
+        assert_eq!(cri.deadline_of(&GetEventsRequest {}), None);
+    }
+
+    #[tokio::test]
+    async fn cheap_calls_are_capped_by_a_short_runtime_request_timeout() {
+        let cri = client(Duration::from_secs(4));
+        let version = cri.deadline_of(&VersionRequest::default());
+        assert_eq!(version, Some(Duration::from_secs(4)));
+    }
+
+    #[tokio::test]
+    async fn a_stop_waits_out_its_grace_period_and_an_exec_its_timeout() {
+        let heavy = Duration::from_secs(120);
+        let cri = client(heavy);
+        let stop = |timeout| StopContainerRequest {
+            container_id: "c".to_owned(),
+            timeout,
+        };
+        assert_eq!(
+            cri.deadline_of(&stop(30)),
+            Some(heavy + Duration::from_secs(30))
+        );
+        assert_eq!(cri.deadline_of(&stop(-5)), Some(heavy));
+        let exec = |timeout| ExecSyncRequest {
+            container_id: "c".to_owned(),
+            cmd: vec!["true".to_owned()],
+            timeout,
+        };
+        assert_eq!(
+            cri.deadline_of(&exec(7)),
+            Some(heavy + Duration::from_secs(7))
+        );
+        assert_eq!(cri.deadline_of(&prepared(exec(-3))), Some(heavy));
+    }
+
+    #[test]
+    fn a_negative_stop_timeout_goes_as_given_a_negative_exec_timeout_as_zero() {
+        let stop = StopContainerRequest {
+            container_id: "c".to_owned(),
+            timeout: -5,
+        };
+        assert_eq!(prepared(stop).timeout, -5);
+        let exec = ExecSyncRequest {
+            timeout: -3,
+            ..ExecSyncRequest::default()
+        };
+        assert_eq!(prepared(exec).timeout, 0);
+    }
+
+    #[test]
+    fn version_asks_in_the_clients_api_version() {
+        assert_eq!(prepared(VersionRequest::default()).version, CRI_API_VERSION);
+        let other = VersionRequest {
+            version: "0.1.0".to_owned(),
+        };
+        assert_eq!(prepared(other).version, CRI_API_VERSION);
+    }
+
+    #[test]
+    fn absent_configs_and_image_specs_go_empty() {
+        let run = prepared(RunPodSandboxRequest::default());
+        assert_eq!(run.config, Some(PodSandboxConfig::default()));
+        let create = prepared(CreateContainerRequest::default());
+        assert!(create.config.is_some() && create.sandbox_config.is_some());
+        assert_eq!(
+            prepared(PullImageRequest::default()).image,
+            Some(ImageSpec::default())
+        );
+        let status = prepared(ImageStatusRequest::default());
+        assert_eq!(status.image, Some(ImageSpec::default()));
+        let update = prepared(UpdateRuntimeConfigRequest::default());
+        assert_eq!(
+            update.runtime_config,
+            Some(RuntimeConfig {
+                network_config: Some(NetworkConfig::default()),
+            })
+        );
+    }
+
+    #[test]
+    fn requests_without_hooks_go_as_given() {
+        let sandbox = RunPodSandboxRequest {
+            config: Some(PodSandboxConfig {
+                hostname: "h".to_owned(),
+                ..PodSandboxConfig::default()
+            }),
+            runtime_handler: "kata".to_owned(),
+        };
+        assert_eq!(prepared(sandbox.clone()), sandbox);
+        let spec = ImageSpec {
+            image: "img:1".to_owned(),
+            annotations: HashMap::from([("a".to_owned(), "b".to_owned())]),
+            ..ImageSpec::default()
+        };
+        let pull = PullImageRequest {
+            image: Some(spec),
+            ..PullImageRequest::default()
+        };
+        assert_eq!(prepared(pull.clone()), pull);
+        let cidr = UpdateRuntimeConfigRequest {
+            runtime_config: Some(RuntimeConfig {
+                network_config: Some(NetworkConfig {
+                    pod_cidr: "10.0.0.0/24".to_owned(),
+                }),
+            }),
+        };
+        assert_eq!(prepared(cidr.clone()), cidr);
+    }
+
+    #[test]
+    fn a_resize_goes_as_given_windows_resources_and_annotations_too() {
+        let resize = UpdateContainerResourcesRequest {
+            container_id: "c".to_owned(),
+            linux: None,
+            windows: Some(WindowsContainerResources::default()),
+            annotations: HashMap::from([("a".to_owned(), "b".to_owned())]),
+        };
+        assert_eq!(prepared(resize.clone()), resize);
+    }
+
+    #[test]
+    fn a_removal_names_the_image_alone() {
+        let spec = ImageSpec {
+            image: "img:1".to_owned(),
+            annotations: HashMap::from([("a".to_owned(), "b".to_owned())]),
+            user_specified_image: "img".to_owned(),
+            runtime_handler: "kata".to_owned(),
+        };
+        let sent = prepared(RemoveImageRequest { image: Some(spec) });
+        assert_eq!(sent.image, Some(image_named("img:1")));
+        let sent = prepared(RemoveImageRequest { image: None });
+        assert_eq!(sent.image, Some(image_named("")));
+    }
+
+    #[test]
+    fn a_pull_that_the_registry_cannot_find_is_not_found_naming_the_image() {
+        let pull = prepared(PullImageRequest {
+            image: Some(image_named("r/x:1")),
+            ..PullImageRequest::default()
+        });
+        let refine = pull.refine_errors();
+        let error = refine(CriError::Other {
+            operation: "pull_image",
+            code: "Unknown".to_owned(),
+            message: "failed to resolve reference: not found".to_owned(),
+        });
+        assert!(matches!(error, CriError::NotFound { .. }), "{error}");
+        assert!(error.to_string().contains("r/x:1"), "{error}");
+        let untouched = VersionRequest::default().refine_errors()(CriError::Other {
+            operation: "version",
+            code: "Unknown".to_owned(),
+            message: "not found".to_owned(),
+        });
+        assert!(matches!(untouched, CriError::Other { .. }), "{untouched}");
     }
 }

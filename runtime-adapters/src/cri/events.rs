@@ -35,7 +35,7 @@ pub(super) type Feed = Pin<Box<dyn Future<Output = ()>>>;
 /// The runtime's refusal within [`ANSWER_WINDOW`]: `Unimplemented` on runtimes without the
 /// call, `Unavailable` when the runtime cannot be reached.
 pub(super) async fn open(client: CriClient) -> Result<(ContainerEventStream, Feed), RuntimeError> {
-    let mut opening = Box::pin(async move { client.container_events().await });
+    let mut opening = Box::pin(async move { client.call(cri::GetEventsRequest {}).await });
     let opened = match tokio::time::timeout(ANSWER_WINDOW, &mut opening).await {
         Ok(answer) => Some(answer?),
         Err(_quiet) => None,

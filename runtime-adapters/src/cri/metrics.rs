@@ -20,7 +20,8 @@ pub const OPERATION_TYPE_LABEL: &str = "operation_type";
 /// One kind of CRI call, as the metrics and errors name it.
 ///
 /// Exists so the label values are a closed set spelled once (the upstream `operation_type`
-/// strings), and so each call's deadline class is decided in one place.
+/// strings). Which request is which operation, and its deadline class, is the CRI client's
+/// table of RPCs ([`super::Rpc`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
     /// `Version`.
@@ -143,13 +144,6 @@ impl Operation {
             Self::UpdateRuntimeConfig => "update_runtime_config",
             Self::GetContainerEvents => "get_container_events",
         }
-    }
-
-    /// Whether the call is a server stream, which has no deadline (a deadline sent to the
-    /// runtime would end the stream, and opening it waits for the first message).
-    #[must_use]
-    pub const fn is_stream(self) -> bool {
-        matches!(self, Self::GetContainerEvents)
     }
 }
 

@@ -22,7 +22,7 @@ use endpoint_windows as platform;
 
 pub use actor::CriAdapter;
 pub use client::{
-    image_named, CriClient, CriClientConfig, CHEAP_CALL_TIMEOUT, CRI_API_VERSION,
+    image_named, CriClient, CriClientConfig, Rpc, CHEAP_CALL_TIMEOUT, CRI_API_VERSION,
     DEFAULT_RUNTIME_REQUEST_TIMEOUT,
 };
 pub use conditions::{RuntimeConditions, NETWORK_READY, RUNTIME_READY};

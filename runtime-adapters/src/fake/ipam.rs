@@ -17,6 +17,29 @@ const DEFAULT_NETWORK: Ipv4Network = Ipv4Network {
 /// The lowest host offset handed out (`.1` is left to the gateway).
 const FIRST_HOST: u32 = 2;
 
+/// Why the pod CIDR the kubelet hands over (CRI `UpdateRuntimeConfig`) gives the fake runtime
+/// no network; the call is refused `InvalidArgument` with this text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum PodCidrError {
+    /// The list holds no IPv4 range (the fake runtime hands out IPv4 addresses only).
+    #[error("pod CIDR {0:?} has no IPv4 range (the fake runtime hands out IPv4 addresses only)")]
+    NoIpv4(String),
+    /// The first IPv4 range has no `/N`.
+    #[error("pod CIDR {0:?} has no prefix length")]
+    NoPrefix(String),
+    /// The first IPv4 range's address does not parse.
+    #[error("pod CIDR {cidr:?}: {address:?} is not an IPv4 address")]
+    NotAnAddress {
+        /// The range.
+        cidr: String,
+        /// Its address part.
+        address: String,
+    },
+    /// The prefix length is not 0 to 32.
+    #[error("pod CIDR {0:?}: the prefix length must be 0 to 32")]
+    PrefixLength(String),
+}
+
 /// An IPv4 network: its first address and prefix length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Ipv4Network {
@@ -29,23 +52,24 @@ impl Ipv4Network {
     /// an IPv4-only network takes it.
     ///
     /// # Errors
-    /// Why `cidrs` holds no well-formed IPv4 range.
-    pub(super) fn first_of(cidrs: &str) -> Result<Self, String> {
+    /// [`PodCidrError`]: why `cidrs` holds no well-formed IPv4 range.
+    pub(super) fn first_of(cidrs: &str) -> Result<Self, PodCidrError> {
         let mut ipv4 = cidrs.split(',').map(str::trim).filter(|c| !c.contains(':'));
         let cidr = ipv4
             .next()
-            .ok_or_else(|| format!("pod CIDR {cidrs:?} has no IPv4 range (the fake runtime hands out IPv4 addresses only)"))?;
+            .ok_or_else(|| PodCidrError::NoIpv4(cidrs.to_owned()))?;
         let (address, prefix) = cidr
             .split_once('/')
-            .ok_or_else(|| format!("pod CIDR {cidr:?} has no prefix length"))?;
-        let address: Ipv4Addr = address
-            .parse()
-            .map_err(|_| format!("pod CIDR {cidr:?}: {address:?} is not an IPv4 address"))?;
+            .ok_or_else(|| PodCidrError::NoPrefix(cidr.to_owned()))?;
+        let address: Ipv4Addr = address.parse().map_err(|_| PodCidrError::NotAnAddress {
+            cidr: cidr.to_owned(),
+            address: address.to_owned(),
+        })?;
         let prefix: u8 = prefix
             .parse()
             .ok()
             .filter(|p| *p <= 32)
-            .ok_or_else(|| format!("pod CIDR {cidr:?}: the prefix length must be 0 to 32"))?;
+            .ok_or_else(|| PodCidrError::PrefixLength(cidr.to_owned()))?;
         let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
         Ok(Self {
             base: u32::from(address) & mask,
@@ -178,8 +202,12 @@ mod tests {
             ("10.244.7.0/33", "prefix length"),
         ] {
             let err = Ipv4Network::first_of(cidr).expect_err(cidr);
-            assert!(err.contains(fault), "{cidr}: {err}");
+            assert!(err.to_string().contains(fault), "{cidr}: {err}");
         }
+        assert_eq!(
+            Ipv4Network::first_of("fd00::/64"),
+            Err(PodCidrError::NoIpv4("fd00::/64".into()))
+        );
     }
 
     #[test]

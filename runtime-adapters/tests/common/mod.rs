@@ -15,7 +15,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use sergeant_config::Endpoint;
 use sergeant_runtime_adapters::cri::api::{
     ContainerConfig, ContainerMetadata, ImageSpec, KeyValue, LinuxPodSandboxConfig,
-    PodSandboxConfig, PodSandboxFilter, PodSandboxMetadata,
+    ListPodSandboxRequest, PodSandboxConfig, PodSandboxFilter, PodSandboxMetadata,
+    PullImageRequest, RemovePodSandboxRequest, RunPodSandboxRequest, StopPodSandboxRequest,
 };
 use sergeant_runtime_adapters::cri::{image_named, CriClient, CriClientConfig};
 
@@ -152,16 +153,23 @@ pub async fn remove_test_sandboxes(client: &CriClient, test_id: &str) {
         ..PodSandboxFilter::default()
     };
     let sandboxes = client
-        .list_pod_sandboxes(Some(filter))
+        .call(ListPodSandboxRequest {
+            filter: Some(filter),
+        })
         .await
-        .expect("list sandboxes for cleanup");
+        .expect("list sandboxes for cleanup")
+        .items;
     for sandbox in sandboxes {
         client
-            .stop_pod_sandbox(&sandbox.id)
+            .call(StopPodSandboxRequest {
+                pod_sandbox_id: sandbox.id.clone(),
+            })
             .await
             .expect("stop sandbox");
         client
-            .remove_pod_sandbox(&sandbox.id)
+            .call(RemovePodSandboxRequest {
+                pod_sandbox_id: sandbox.id,
+            })
             .await
             .expect("remove sandbox");
     }
@@ -174,9 +182,12 @@ pub async fn assert_nothing_left(client: &CriClient, test_id: &str) {
         ..PodSandboxFilter::default()
     };
     let left = client
-        .list_pod_sandboxes(Some(filter))
+        .call(ListPodSandboxRequest {
+            filter: Some(filter),
+        })
         .await
-        .expect("list sandboxes");
+        .expect("list sandboxes")
+        .items;
     assert!(left.is_empty(), "test {test_id} leaked sandboxes: {left:?}");
 }
 
@@ -221,7 +232,10 @@ impl Drop for CleanupGuard {
 /// Makes sure `image` is present (pulled through CRI from the local registry).
 pub async fn ensure_image(client: &CriClient, image: &str) {
     client
-        .pull_image(image_named(image), None, None)
+        .call(PullImageRequest {
+            image: Some(image_named(image)),
+            ..PullImageRequest::default()
+        })
         .await
         .unwrap_or_else(|e| panic!("pull {image}: {e}"));
 }
@@ -246,9 +260,13 @@ pub async fn test_sandbox(prefix: &str, image: &str) -> TestSandbox {
     ensure_image(&client, image).await;
     let config = sandbox_config(&test_id, &test_id, logs.path());
     let id = client
-        .run_pod_sandbox(config.clone(), "")
+        .call(RunPodSandboxRequest {
+            config: Some(config.clone()),
+            runtime_handler: String::new(),
+        })
         .await
-        .expect("run sandbox");
+        .expect("run sandbox")
+        .pod_sandbox_id;
     TestSandbox {
         client,
         test_id,

@@ -46,8 +46,8 @@ async fn answer(
     container: &str,
     params: &HashMap<String, String>,
 ) -> Result<Response, Failure> {
-    let query =
-        LogQuery::parse(params, SystemTime::now()).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+    let query = LogQuery::parse(params, SystemTime::now())
+        .map_err(|e| (StatusCode::BAD_REQUEST, e.to_string()))?;
     let named = find(deps, namespace, pod, container).await?;
     let id = container_id(&named, container, query.previous)?;
     let status = deps

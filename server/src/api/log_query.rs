@@ -12,6 +12,61 @@ use std::time::{Duration, SystemTime};
 
 use k8s_openapi::jiff::Timestamp;
 
+/// Why a log request's query is refused: answered 400 with this text, which names the
+/// parameter at fault first (`tailLines: "-1" must be 0 or more`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LogQueryError {
+    /// A flag that is not a boolean.
+    #[error("{parameter}: {value:?} is not a boolean")]
+    NotBoolean {
+        /// `follow`, `previous` or `timestamps`.
+        parameter: &'static str,
+        /// The value given.
+        value: String,
+    },
+    /// A count that is not a whole number.
+    #[error("{parameter}: {value:?} must be a whole number")]
+    NotWhole {
+        /// `tailLines`, `limitBytes` or `sinceSeconds`.
+        parameter: &'static str,
+        /// The value given.
+        value: String,
+    },
+    /// A negative count.
+    #[error("{parameter}: {value:?} must be 0 or more")]
+    Negative {
+        /// `tailLines`, `limitBytes` or `sinceSeconds`.
+        parameter: &'static str,
+        /// The value given.
+        value: String,
+    },
+    /// A count past upstream's `int64`.
+    #[error("{parameter}: {value:?} is out of range (at most {})", i64::MAX)]
+    OutOfRange {
+        /// `tailLines`, `limitBytes` or `sinceSeconds`.
+        parameter: &'static str,
+        /// The value given.
+        value: String,
+    },
+    /// A count that must not be 0 is 0.
+    #[error("{parameter}: must be greater than 0")]
+    Zero {
+        /// `limitBytes` or `sinceSeconds`.
+        parameter: &'static str,
+    },
+    /// `sinceTime` is not an RFC 3339 time (or is past the years 1 to 9999).
+    #[error("sinceTime: {value:?} is not an RFC 3339 time: {reason}")]
+    NotTime {
+        /// The value given.
+        value: String,
+        /// The time parser's reason.
+        reason: String,
+    },
+    /// `sinceSeconds` and `sinceTime` are both given.
+    #[error("sinceSeconds and sinceTime cannot both be set")]
+    BothSince,
+}
+
 /// What a log request asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LogQuery {
@@ -33,29 +88,43 @@ impl LogQuery {
     /// Reads the query parameters, `now` being the time `sinceSeconds` counts back from.
     ///
     /// # Errors
-    /// `<parameter>: <reason>` for the first bad value.
-    pub fn parse(params: &HashMap<String, String>, now: SystemTime) -> Result<Self, String> {
-        let flag = |name: &str| -> Result<bool, String> {
-            params.get(name).map_or(Ok(false), |v| match v.as_str() {
-                "" | "true" | "1" => Ok(true),
-                "false" | "0" => Ok(false),
-                other => Err(format!("{name}: {other:?} is not a boolean")),
-            })
+    /// [`LogQueryError`] for the first bad value, naming its parameter.
+    pub fn parse(params: &HashMap<String, String>, now: SystemTime) -> Result<Self, LogQueryError> {
+        let flag = |parameter: &'static str| -> Result<bool, LogQueryError> {
+            params
+                .get(parameter)
+                .map_or(Ok(false), |v| match v.as_str() {
+                    "" | "true" | "1" => Ok(true),
+                    "false" | "0" => Ok(false),
+                    other => Err(LogQueryError::NotBoolean {
+                        parameter,
+                        value: other.to_owned(),
+                    }),
+                })
         };
-        let count = |name: &str| params.get(name).map(|v| count(name, v)).transpose();
+        let count = |parameter: &'static str| {
+            params
+                .get(parameter)
+                .map(|v| count(parameter, v))
+                .transpose()
+        };
         let since_seconds = count("sinceSeconds")?;
         let since_time = params
             .get("sinceTime")
             .map(|v| {
-                v.parse::<Timestamp>()
-                    .map_err(|e| format!("sinceTime: {v:?} is not an RFC 3339 time: {e}"))
+                v.parse::<Timestamp>().map_err(|e| LogQueryError::NotTime {
+                    value: v.clone(),
+                    reason: e.to_string(),
+                })
             })
             .transpose()?;
         if since_seconds.is_some() && since_time.is_some() {
-            return Err("sinceSeconds and sinceTime cannot both be set".to_owned());
+            return Err(LogQueryError::BothSince);
         }
         if since_seconds == Some(0) {
-            return Err("sinceSeconds: must be greater than 0".to_owned());
+            return Err(LogQueryError::Zero {
+                parameter: "sinceSeconds",
+            });
         }
         let since = match since_seconds {
             Some(seconds) => seconds_before(now, seconds),
@@ -63,7 +132,9 @@ impl LogQuery {
         };
         let limit_bytes = count("limitBytes")?;
         if limit_bytes == Some(0) {
-            return Err("limitBytes: must be greater than 0".to_owned());
+            return Err(LogQueryError::Zero {
+                parameter: "limitBytes",
+            });
         }
         Ok(Self {
             follow: flag("follow")?,
@@ -76,19 +147,25 @@ impl LogQuery {
     }
 }
 
-/// Reads `value` of the count `name`: a whole number from 0 to `i64::MAX`, the range of
+/// Reads `value` of the count `parameter`: a whole number from 0 to `i64::MAX`, the range of
 /// upstream's field.
-fn count(name: &str, value: &str) -> Result<u64, String> {
+fn count(parameter: &'static str, value: &str) -> Result<u64, LogQueryError> {
+    let value_owned = || value.to_owned();
+    let negative = || LogQueryError::Negative {
+        parameter,
+        value: value_owned(),
+    };
     match value.parse::<i64>() {
-        Ok(n) => u64::try_from(n).map_err(|_| format!("{name}: {value:?} must be 0 or more")),
-        Err(e) if matches!(e.kind(), IntErrorKind::PosOverflow) => Err(format!(
-            "{name}: {value:?} is out of range (at most {})",
-            i64::MAX
-        )),
-        Err(e) if matches!(e.kind(), IntErrorKind::NegOverflow) => {
-            Err(format!("{name}: {value:?} must be 0 or more"))
-        }
-        Err(_) => Err(format!("{name}: {value:?} must be a whole number")),
+        Ok(n) => u64::try_from(n).map_err(|_| negative()),
+        Err(e) if matches!(e.kind(), IntErrorKind::PosOverflow) => Err(LogQueryError::OutOfRange {
+            parameter,
+            value: value_owned(),
+        }),
+        Err(e) if matches!(e.kind(), IntErrorKind::NegOverflow) => Err(negative()),
+        Err(_) => Err(LogQueryError::NotWhole {
+            parameter,
+            value: value_owned(),
+        }),
     }
 }
 
@@ -103,7 +180,7 @@ fn seconds_before(now: SystemTime, seconds: u64) -> Option<SystemTime> {
 mod tests {
     use super::*;
 
-    fn parse(pairs: &[(&str, &str)]) -> Result<LogQuery, String> {
+    fn parse(pairs: &[(&str, &str)]) -> Result<LogQuery, LogQueryError> {
         LogQuery::parse(
             &pairs
                 .iter()
@@ -114,7 +191,7 @@ mod tests {
     }
 
     fn error_of(pairs: &[(&str, &str)]) -> String {
-        parse(pairs).expect_err("a bad query")
+        parse(pairs).expect_err("a bad query").to_string()
     }
 
     #[test]
@@ -141,7 +218,17 @@ mod tests {
         assert!(error_of(&[("limitBytes", "0")]).starts_with("limitBytes: "));
         assert!(error_of(&[("tailLines", "5x")]).starts_with("tailLines: "));
         assert!(error_of(&[("tailLines", "")]).starts_with("tailLines: "));
-        assert!(parse(&[("sinceSeconds", "5"), ("sinceTime", "2026-01-02T03:04:05Z")]).is_err());
+        assert_eq!(
+            parse(&[("sinceSeconds", "5"), ("sinceTime", "2026-01-02T03:04:05Z")]),
+            Err(LogQueryError::BothSince)
+        );
+        assert_eq!(
+            parse(&[("tailLines", "-1")]),
+            Err(LogQueryError::Negative {
+                parameter: "tailLines",
+                value: "-1".into()
+            })
+        );
     }
 
     #[test]

@@ -14,12 +14,12 @@ use super::super::routes::{path_bucket, Endpoints};
 use super::attributes;
 use super::authn::Authenticator;
 use super::authz::{Authorizer, Refusal};
-use super::identity::User;
+use super::identity::{CertificateUserError, User};
 
 /// The user a connection's verified client certificate names (or why it names nobody), put
 /// into each request's extensions by the listener.
 #[derive(Debug, Clone)]
-pub struct PeerIdentity(pub Option<Result<User, String>>);
+pub struct PeerIdentity(pub Option<Result<User, CertificateUserError>>);
 
 /// The authenticator and authorizer of one server.
 pub struct Guard {
@@ -71,7 +71,7 @@ async fn decide(guard: &Guard, request: Request, next: Next) -> Response {
         .and_then(|p| p.0.clone());
     let certificate_user = match peer {
         Some(Ok(user)) => Some(user),
-        Some(Err(reason)) => return refuse(StatusCode::UNAUTHORIZED, &reason),
+        Some(Err(error)) => return refuse(StatusCode::UNAUTHORIZED, &error.to_string()),
         None => None,
     };
     let bearer = request

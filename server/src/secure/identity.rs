@@ -3,6 +3,18 @@
 
 use x509_parser::prelude::{FromDer, X509Certificate};
 
+/// Why a verified client certificate names no user: the request is answered 401 with this
+/// text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CertificateUserError {
+    /// The certificate does not parse as X.509 (the parser's words).
+    #[error("unreadable client certificate: {0}")]
+    Unreadable(String),
+    /// Its subject has no (or an empty) common name.
+    #[error("the client certificate has no common name")]
+    NoCommonName,
+}
+
 /// An authenticated (or anonymous) user.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct User {
@@ -29,17 +41,17 @@ impl User {
     /// common name is the user, its organizations are the groups.
     ///
     /// # Errors
-    /// Why the certificate names no user.
-    pub fn from_certificate(der: &[u8]) -> Result<Self, String> {
+    /// [`CertificateUserError`]: why the certificate names no user.
+    pub fn from_certificate(der: &[u8]) -> Result<Self, CertificateUserError> {
         let (_, certificate) = X509Certificate::from_der(der)
-            .map_err(|e| format!("unreadable client certificate: {e}"))?;
+            .map_err(|e| CertificateUserError::Unreadable(e.to_string()))?;
         let subject = certificate.subject();
         let name = subject
             .iter_common_name()
             .next()
             .and_then(|cn| cn.as_str().ok())
             .filter(|cn| !cn.is_empty())
-            .ok_or("the client certificate has no common name")?
+            .ok_or(CertificateUserError::NoCommonName)?
             .to_owned();
         let mut groups: Vec<String> = subject
             .iter_organization()
@@ -79,6 +91,13 @@ mod tests {
         params.distinguished_name = DistinguishedName::new();
         let key = KeyPair::generate().unwrap();
         let cert = params.self_signed(&key).unwrap();
-        assert!(User::from_certificate(cert.der()).is_err());
+        assert_eq!(
+            User::from_certificate(cert.der()),
+            Err(CertificateUserError::NoCommonName)
+        );
+        assert!(matches!(
+            User::from_certificate(b"not a certificate"),
+            Err(CertificateUserError::Unreadable(_))
+        ));
     }
 }

@@ -21,10 +21,11 @@ use std::sync::Arc;
 use axum::Router;
 use sergeant_config::kubelet::{AuthorizationMode, KubeletConfiguration};
 
-pub use tls::TlsSettings;
+pub use tls::{TlsError, TlsSettings};
 
 use super::listener;
 use super::routes::Endpoints;
+use crate::ListenerError;
 use authn::Authenticator;
 use authz::{Authorizer, Webhook};
 use guard::Guard;
@@ -34,14 +35,15 @@ use guard::Guard;
 /// `api` (none in standalone mode) about node `settings.node_name`.
 ///
 /// # Errors
-/// Why the TLS configuration could not be built or the address not listened on.
+/// [`ListenerError::Tls`] when the TLS configuration could not be built,
+/// [`ListenerError::Bind`] when the address could not be listened on.
 pub fn serve(
     addr: SocketAddr,
     kubelet: &KubeletConfiguration,
     settings: &TlsSettings,
     api: Option<kube::Client>,
     router: Router,
-) -> Result<impl std::future::Future<Output = String>, String> {
+) -> Result<impl std::future::Future<Output = String>, ListenerError> {
     let tls = tls::server_config(settings)?;
     let authentication = &kubelet.authentication;
     let webhook = authentication
@@ -70,10 +72,10 @@ pub fn serve(
         authz,
     });
     let router = router.layer(axum::middleware::from_fn_with_state(guard, guard::check));
-    listener::serve(
+    Ok(listener::serve(
         addr,
         Endpoints::Authenticated,
         handshake::Tls::new(tls),
         router,
-    )
+    )?)
 }

@@ -20,6 +20,52 @@ use tokio_rustls::rustls::{
     self, RootCertStore, ServerConfig, SupportedCipherSuite, SupportedProtocolVersion,
 };
 
+/// Why the kubelet API's TLS configuration could not be built: the setting or the file at
+/// fault and why, so the listener's failure (and each restart's) tells the operator what to
+/// fix.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TlsError {
+    /// Only one of `tlsCertFile` and `tlsPrivateKeyFile` is set.
+    #[error("tlsCertFile and tlsPrivateKeyFile go together: set both or neither")]
+    HalfPair,
+    /// A certificate, key or CA file (or the directory of the self-signed pair) could not be
+    /// read, written or used.
+    #[error("{}: {reason}", .path.display())]
+    File {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why (the I/O, PEM or TLS library's words).
+        reason: String,
+    },
+    /// A `tlsMinVersion` rustls cannot serve.
+    #[error("tlsMinVersion: {0:?} cannot be served: rustls speaks TLS 1.2 and 1.3 only")]
+    MinVersion(TlsVersion),
+    /// The protocol versions and cipher suites make no server configuration.
+    #[error("TLS server: {0}")]
+    Protocol(String),
+    /// The self-signed certificate could not be made.
+    #[error("self-signed certificate for {node_name}: {reason}")]
+    SelfSigned {
+        /// The node it is for.
+        node_name: String,
+        /// Why.
+        reason: String,
+    },
+    /// The self-signed certificate's key could not be generated.
+    #[error("generating a key: {0}")]
+    KeyGeneration(String),
+}
+
+impl TlsError {
+    /// A [`TlsError::File`] error.
+    fn file(path: &Path, reason: impl std::fmt::Display) -> Self {
+        TlsError::File {
+            path: path.to_owned(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
 /// Where the certificates come from.
 #[derive(Debug, Clone)]
 pub struct TlsSettings {
@@ -44,23 +90,18 @@ pub struct TlsSettings {
 /// The server's TLS configuration, HTTP/1.1 only.
 ///
 /// # Errors
-/// What could not be read, parsed or generated, naming the file; a minimum version rustls
-/// cannot serve.
-pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, String> {
+/// [`TlsError`]: what could not be read, parsed or generated, naming the file; a minimum
+/// version rustls cannot serve.
+pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, TlsError> {
     let (cert_file, key_file) = match (&settings.cert_file, &settings.key_file) {
         (Some(cert), Some(key)) => (cert.clone(), key.clone()),
         (None, None) => self_signed(settings)?,
-        _ => {
-            return Err(
-                "tlsCertFile and tlsPrivateKeyFile go together: set both or neither".to_owned(),
-            )
-        }
+        _ => return Err(TlsError::HalfPair),
     };
     let chain = CertificateDer::pem_file_iter(&cert_file)
         .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-        .map_err(|e| format!("{}: {e}", cert_file.display()))?;
-    let key = PrivateKeyDer::from_pem_file(&key_file)
-        .map_err(|e| format!("{}: {e}", key_file.display()))?;
+        .map_err(|e| TlsError::file(&cert_file, e))?;
+    let key = PrivateKeyDer::from_pem_file(&key_file).map_err(|e| TlsError::file(&key_file, e))?;
     let versions = protocol_versions(settings.min_version)?;
     let provider = Arc::new(provider(&settings.cipher_suites));
     tracing::info!(
@@ -70,29 +111,25 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, String
     );
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(versions)
-        .map_err(|e| format!("TLS server: {e}"))?;
+        .map_err(|e| TlsError::Protocol(e.to_string()))?;
     let builder = match &settings.client_ca_file {
         Some(ca) => {
             let mut roots = RootCertStore::empty();
-            for cert in
-                CertificateDer::pem_file_iter(ca).map_err(|e| format!("{}: {e}", ca.display()))?
-            {
-                let cert = cert.map_err(|e| format!("{}: {e}", ca.display()))?;
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("{}: {e}", ca.display()))?;
+            for cert in CertificateDer::pem_file_iter(ca).map_err(|e| TlsError::file(ca, e))? {
+                let cert = cert.map_err(|e| TlsError::file(ca, e))?;
+                roots.add(cert).map_err(|e| TlsError::file(ca, e))?;
             }
             let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .allow_unauthenticated()
                 .build()
-                .map_err(|e| format!("{}: {e}", ca.display()))?;
+                .map_err(|e| TlsError::file(ca, e))?;
             builder.with_client_cert_verifier(verifier)
         }
         None => builder.with_no_client_auth(),
     };
     let mut config = builder
         .with_single_cert(chain, key)
-        .map_err(|e| format!("{}: {e}", cert_file.display()))?;
+        .map_err(|e| TlsError::file(&cert_file, e))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
@@ -103,13 +140,11 @@ static TLS13_ONLY: [&SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
 /// The versions from `min` up: TLS 1.3 alone, or 1.3 and 1.2.
 fn protocol_versions(
     min: Option<TlsVersion>,
-) -> Result<&'static [&'static SupportedProtocolVersion], String> {
+) -> Result<&'static [&'static SupportedProtocolVersion], TlsError> {
     match min {
         None | Some(TlsVersion::VersionTLS12) => Ok(rustls::ALL_VERSIONS),
         Some(TlsVersion::VersionTLS13) => Ok(&TLS13_ONLY),
-        Some(other) => Err(format!(
-            "tlsMinVersion: {other:?} cannot be served: rustls speaks TLS 1.2 and 1.3 only"
-        )),
+        Some(other) => Err(TlsError::MinVersion(other)),
     }
 }
 
@@ -159,26 +194,28 @@ fn rustls_suite(suite: CipherSuite) -> rustls::CipherSuite {
 }
 
 /// The self-signed certificate and key under the cert dir, made if missing.
-fn self_signed(settings: &TlsSettings) -> Result<(PathBuf, PathBuf), String> {
+fn self_signed(settings: &TlsSettings) -> Result<(PathBuf, PathBuf), TlsError> {
     let cert = settings.cert_dir.join("kubelet.crt");
     let key = settings.cert_dir.join("kubelet.key");
     if cert.exists() && key.exists() {
         return Ok((cert, key));
     }
     let (cert_pem, key_pem) = generate(&settings.node_name, settings.node_ip)?;
-    fs::create_dir_all(&settings.cert_dir)
-        .map_err(|e| format!("{}: {e}", settings.cert_dir.display()))?;
+    fs::create_dir_all(&settings.cert_dir).map_err(|e| TlsError::file(&settings.cert_dir, e))?;
     write_private(&key, &key_pem)?;
-    fs::write(&cert, cert_pem).map_err(|e| format!("{}: {e}", cert.display()))?;
+    fs::write(&cert, cert_pem).map_err(|e| TlsError::file(&cert, e))?;
     tracing::info!(cert = %cert.display(), "generated a self-signed serving certificate");
     Ok((cert, key))
 }
 
-fn generate(node_name: &str, node_ip: Option<IpAddr>) -> Result<(String, String), String> {
+fn generate(node_name: &str, node_ip: Option<IpAddr>) -> Result<(String, String), TlsError> {
+    let self_signed = |e: rcgen::Error| TlsError::SelfSigned {
+        node_name: node_name.to_owned(),
+        reason: e.to_string(),
+    };
     let mut sans = vec![node_name.to_owned(), "localhost".to_owned()];
     sans.dedup();
-    let mut params = CertificateParams::new(sans)
-        .map_err(|e| format!("self-signed certificate for {node_name}: {e}"))?;
+    let mut params = CertificateParams::new(sans).map_err(self_signed)?;
     let mut subject = DistinguishedName::new();
     subject.push(DnType::CommonName, format!("{node_name}-ca"));
     params.distinguished_name = subject;
@@ -188,14 +225,12 @@ fn generate(node_name: &str, node_ip: Option<IpAddr>) -> Result<(String, String)
     if let Some(ip) = node_ip {
         params.subject_alt_names.push(SanType::IpAddress(ip));
     }
-    let key = KeyPair::generate().map_err(|e| format!("generating a key: {e}"))?;
-    let cert = params
-        .self_signed(&key)
-        .map_err(|e| format!("self-signed certificate for {node_name}: {e}"))?;
+    let key = KeyPair::generate().map_err(|e| TlsError::KeyGeneration(e.to_string()))?;
+    let cert = params.self_signed(&key).map_err(self_signed)?;
     Ok((cert.pem(), key.serialize_pem()))
 }
 
-fn write_private(path: &Path, text: &str) -> Result<(), String> {
+fn write_private(path: &Path, text: &str) -> Result<(), TlsError> {
     use std::io::Write;
     let mut file = sergeant_host::file_mode::create_file_with_mode(
         fs::OpenOptions::new()
@@ -205,9 +240,9 @@ fn write_private(path: &Path, text: &str) -> Result<(), String> {
         0o600,
     )
     .open(path)
-    .map_err(|e| format!("{}: {e}", path.display()))?;
+    .map_err(|e| TlsError::file(path, e))?;
     file.write_all(text.as_bytes())
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| TlsError::file(path, e))
 }
 
 #[cfg(test)]
@@ -242,10 +277,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut half = settings(dir.path());
         half.cert_file = Some(dir.path().join("x.crt"));
-        assert!(server_config(&half).unwrap_err().contains("go together"));
+        let error = server_config(&half).unwrap_err();
+        assert!(matches!(error, TlsError::HalfPair), "{error:?}");
+        assert!(error.to_string().contains("go together"));
         let mut missing_ca = settings(dir.path());
-        missing_ca.client_ca_file = Some(dir.path().join("ca.crt"));
-        assert!(server_config(&missing_ca).unwrap_err().contains("ca.crt"));
+        let ca = dir.path().join("ca.crt");
+        missing_ca.client_ca_file = Some(ca.clone());
+        let error = server_config(&missing_ca).unwrap_err();
+        assert!(
+            matches!(error, TlsError::File { ref path, .. } if *path == ca),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("ca.crt"));
     }
 
     #[test]
@@ -300,6 +343,7 @@ mod tests {
         );
         assert!(protocol_versions(Some(TlsVersion::VersionTLS11))
             .unwrap_err()
+            .to_string()
             .starts_with("tlsMinVersion: VersionTLS11"));
     }
 }

@@ -5,4 +5,4 @@
 
 mod pull;
 
-pub use pull::pull_image;
+pub use pull::{pull_image, PullError};

@@ -5,6 +5,7 @@
 
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::runtime::cri;
+use sergeant_messages::runtime_error::RuntimeError;
 
 use crate::events::EventType::Warning;
 use crate::events::{pod_event, reason};
@@ -15,17 +16,39 @@ use sergeant_core::credentials::reference::repository;
 use sergeant_core::credentials::PodKeyring;
 use sergeant_core::spec::PodObjects;
 
+/// Why a pull failed: the runtime's error, or, when several credentials were tried, each one's
+/// in order. Its Display is the pull's failure message (`Failed to pull image "…": …` and the
+/// container's `ErrImagePull`): the one error, or all of them as `[a, b]`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PullError {
+    /// The pull (without credentials, or with the one credential that applies) failed.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The pull failed with each of the credentials that apply, tried in this order.
+    #[error("[{}]", join(.0))]
+    EachCredential(Vec<RuntimeError>),
+}
+
+fn join(errors: &[RuntimeError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Pulls `image` for `pod` with the credentials of its pull secrets in `objects`.
 ///
 /// # Errors
-/// The runtime's error; when several credentials were tried, all their errors in order.
+/// [`PullError`]: the runtime's error; when several credentials were tried, all their errors
+/// in order.
 pub async fn pull_image(
     port: &RuntimePort,
     image: &cri::ImageSpec,
     sandbox_config: &cri::PodSandboxConfig,
     pod: &Pod,
     objects: &PodObjects,
-) -> Result<cri::PullImageResponse, String> {
+) -> Result<cri::PullImageResponse, PullError> {
     let ring = PodKeyring::of(pod, objects);
     report(&ring);
     let credentials = ring.keyring.lookup(&repository(&image.image));
@@ -36,7 +59,7 @@ pub async fn pull_image(
     };
     let image = image.image.as_str();
     if credentials.is_empty() {
-        return port.call(request(None)).await.map_err(|e| e.to_string());
+        return Ok(port.call(request(None)).await?);
     }
     let mut errors = Vec::with_capacity(credentials.len());
     for credential in credentials {
@@ -50,13 +73,13 @@ pub async fn pull_image(
             Ok(pulled) => return Ok(pulled),
             Err(err) => {
                 tracing::info!(image, secret = credential.source, error = %err, "pull with these credentials failed");
-                errors.push(err.to_string());
+                errors.push(err);
             }
         }
     }
-    Err(match errors.as_slice() {
-        [one] => one.clone(),
-        all => format!("[{}]", all.join(", ")),
+    Err(match <[RuntimeError; 1]>::try_from(errors) {
+        Ok([one]) => PullError::Runtime(one),
+        Err(all) => PullError::EachCredential(all),
     })
 }
 
@@ -83,7 +106,7 @@ fn report(ring: &PodKeyring) {
     for (name, why) in &ring.unavailable {
         tracing::warn!(
             secret = name,
-            reason = why,
+            reason = why.to_string(),
             "image pull secret not available; pulling without it"
         );
     }
@@ -97,4 +120,24 @@ fn report(ring: &PodKeyring) {
         reason::FAILED_TO_RETRIEVE_IMAGE_PULL_SECRET,
         message,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_failure_is_the_runtimes_words_and_several_are_listed_in_order() {
+        let refused = |message: &str| RuntimeError::Unavailable {
+            operation: "pull_image",
+            message: message.to_owned(),
+        };
+        let one = PullError::from(refused("denied"));
+        assert_eq!(one.to_string(), refused("denied").to_string());
+        let each = PullError::EachCredential(vec![refused("a"), refused("b")]);
+        assert_eq!(
+            each.to_string(),
+            format!("[{}, {}]", refused("a"), refused("b"))
+        );
+    }
 }
