@@ -3,8 +3,8 @@
 //! what the pod manager wants of that pod actor now ([`PodAssignments`]: the pod's current
 //! spec with its allocated resources, a resize that waits, whether it is being terminated), so
 //! a restarted pod actor acts on the desired pod and rebuilds the rest from the runtime. The
-//! assignments are also where the allocations live: they outlive the pod manager. A pod actor given up past its restart intensity is
-//! reported to the pod manager, which reports the pod.
+//! assignments are also where the allocations live: they outlive the pod manager. A pod actor
+//! given up past its restart intensity is reported to the pod manager, which reports the pod.
 //!
 //! Entry point: [`pod_supervisor`].
 

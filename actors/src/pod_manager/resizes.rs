@@ -2,7 +2,9 @@
 //! runs its pod with the resources the node allocated to it, which the pod's assignment holds
 //! (its pod is `sergeant_core::allocation::with_allocation` of the source's). A resize the
 //! source's pod asks for is allocated only once `sergeant_core::allocation::decide` says it
-//! fits next to the other pods' allocations; until then the assignment carries why it waits
+//! fits next to the other pods' allocations (and, with the
+//! `InPlacePodLevelResourcesVerticalScaling` gate off, asks for no other pod-level resources);
+//! until then the assignment carries why it waits
 //! (`PodResizePending`: `Deferred`, or `Infeasible`, which is not tried again until the pod
 //! asks for something else), with upstream's events and metrics. Waiting resizes are tried
 //! at every look of the pod manager (a source changed, a pod went or finished), in upstream's
@@ -114,12 +116,21 @@ impl PodManager {
         let others = self.admitted(Some(uid));
         let others: Vec<&Pod> = others.iter().map(AsRef::as_ref).collect();
         let pressure = self.deps.pressure.borrow().clone();
+        let pod_level_resizes = self
+            .deps
+            .config
+            .borrow()
+            .active
+            .kubelet
+            .feature_enabled("InPlacePodLevelResourcesVerticalScaling");
         let decision = decide(&ResizeCheck {
             desired: wanted,
+            allocated: &allocated,
             others: &others,
             capacity: self.capacity(&node),
             pressure: &pressure,
             os: node.os,
+            pod_level_resizes,
         });
         let events = self.deps.events.for_pod(wanted);
         let (why, message) = match decision {

@@ -22,7 +22,7 @@ use std::time::Instant;
 pub use decide::{decide, Decision, ResizeCheck};
 pub use message::{pending_event, started_event};
 pub use order::{retry_order, RetryKey};
-pub use view::{resize_requested, with_allocation};
+pub use view::{pod_level_resize_requested, resize_requested, with_allocation};
 
 /// Why a resize is not allocated: upstream's `PodResizePending` reasons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -31,15 +31,27 @@ fn pod(name: &str, cpu: &str, memory: &str) -> Pod {
     .expect("a pod")
 }
 
+/// The decision on `desired`, which was allocated 1 cpu and 1 GiB, on a node whose
+/// `InPlacePodLevelResourcesVerticalScaling` gate is on.
 fn decide_on(desired: &Pod, others: &[&Pod], pressure: &[Pressure], os: NodeOs) -> Decision {
     let pressure: BTreeSet<Pressure> = pressure.iter().copied().collect();
     decide(&ResizeCheck {
         desired,
+        allocated: &pod("pod1", "1", "1Gi"),
         others,
         capacity: NODE,
         pressure: &pressure,
         os,
+        pod_level_resizes: true,
     })
+}
+
+/// `pod` with pod-level requests of `cpu`.
+fn with_pod_cpu(mut pod: Pod, cpu: &str) -> Pod {
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.resources = serde_json::from_value(json!({"requests": {"cpu": cpu}})).ok();
+    }
+    pod
 }
 
 /// One resize of the table: what it is, the cpu and memory asked for, the node's pressure and
@@ -138,9 +150,7 @@ fn memory_pressure_alone_defers_no_burstable_resize() {
 
 #[test]
 fn pod_level_requests_are_what_a_pod_level_resize_asks_for() {
-    let mut desired = pod("pod1", "100m", "64Mi");
-    desired.spec.as_mut().unwrap().resources =
-        serde_json::from_value(json!({"requests": {"cpu": "3500m", "memory": "64Mi"}})).ok();
+    let desired = with_pod_cpu(pod("pod1", "100m", "64Mi"), "3500m");
     let other = pod("pod2", "1", "1Gi");
     assert_eq!(
         decide_on(&desired, &[&other], &[], NodeOs::Linux),
@@ -150,6 +160,45 @@ fn pod_level_requests_are_what_a_pod_level_resize_asks_for() {
                     .to_owned()
         }
     );
+}
+
+/// With the `InPlacePodLevelResourcesVerticalScaling` gate off, a resize that changes the
+/// pod-level resources is infeasible in upstream's words, whatever its containers ask; one of
+/// the containers alone is decided as with the gate on; a Windows node says its own first.
+#[test]
+fn with_the_gate_off_a_pod_level_resize_is_infeasible() {
+    let allocated = with_pod_cpu(pod("pod1", "500m", "512Mi"), "1");
+    let decide_with = |desired: &Pod, gate: bool, os: NodeOs| {
+        decide(&ResizeCheck {
+            desired,
+            allocated: &allocated,
+            others: &[],
+            capacity: NODE,
+            pressure: &BTreeSet::new(),
+            os,
+            pod_level_resizes: gate,
+        })
+    };
+    let pod_level = with_pod_cpu(pod("pod1", "500m", "512Mi"), "2");
+    let containers = with_pod_cpu(pod("pod1", "600m", "512Mi"), "1");
+    let both = with_pod_cpu(pod("pod1", "600m", "512Mi"), "2");
+    let infeasible = Decision::Infeasible {
+        message: "InPlacePodLevelResourcesVerticalScaling is disabled".to_owned(),
+        detail: "plr_feature_gate_off",
+    };
+    let linux = NodeOs::Linux;
+    assert_eq!(decide_with(&pod_level, false, linux), infeasible);
+    assert_eq!(decide_with(&both, false, linux), infeasible);
+    assert_eq!(decide_with(&containers, false, linux), Decision::Allocate);
+    assert_eq!(decide_with(&pod_level, true, linux), Decision::Allocate);
+    assert_eq!(decide_with(&both, true, linux), Decision::Allocate);
+    assert!(matches!(
+        decide_with(&pod_level, false, NodeOs::Windows),
+        Decision::Infeasible {
+            detail: "windows",
+            ..
+        }
+    ));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use sergeant_config::Quantity;
 /// Whether `desired` asks for other resources than `allocated` was given.
 #[must_use]
 pub fn resize_requested(allocated: &Pod, desired: &Pod) -> bool {
-    if !same(pod_level(allocated), pod_level(desired)) {
+    if pod_level_resize_requested(allocated, desired) {
         return true;
     }
     containers(desired).any(|wanted| {
@@ -20,6 +20,13 @@ pub fn resize_requested(allocated: &Pod, desired: &Pod) -> bool {
             .find(|given| given.name == wanted.name)
             .is_some_and(|given| !same(given.resources.as_ref(), wanted.resources.as_ref()))
     })
+}
+
+/// Whether `desired` asks for other pod-level `spec.resources` than `allocated` was given:
+/// the part of a resize the `InPlacePodLevelResourcesVerticalScaling` gate switches.
+#[must_use]
+pub fn pod_level_resize_requested(allocated: &Pod, desired: &Pod) -> bool {
+    !same(pod_level(allocated), pod_level(desired))
 }
 
 /// `desired` with the resources `allocated` was given: its containers' (matched by name; one
