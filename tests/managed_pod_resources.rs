@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::managed::Managed;
+use common::managed::{Managed, DEADLINE};
 use common::node::{container, phase, SHELL};
 use common::runtime::Runtime;
 use serde_json::{json, Value};
@@ -277,15 +277,14 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
     assert_eq!(limit_now(), Some(64 << 20));
 }
 
-/// The node's allocatable cpu in millicores, as its Node object reports it.
+/// The node's allocatable cpu in millicores, as its Node object reports it once registered.
 fn allocatable_cpu_millis(node: &Managed) -> i64 {
-    let object = node
-        .cluster
-        .get_json(&["node", &node.node])
-        .expect("the Node");
-    let cpu = object["status"]["allocatable"]["cpu"]
-        .as_str()
-        .expect("allocatable cpu");
+    let cpu = common::wait_for("the Node's allocatable cpu", DEADLINE, || {
+        let object = node.cluster.get_json(&["node", &node.node])?;
+        object["status"]["allocatable"]["cpu"]
+            .as_str()
+            .map(str::to_owned)
+    });
     match cpu.strip_suffix('m') {
         Some(millis) => millis.parse().expect("millicores"),
         None => cpu.parse::<i64>().expect("cores") * 1000,
@@ -359,8 +358,8 @@ fn assert_deferred(node: &Managed, (name, uid, id): (&str, &str, &str), message:
 /// A resize that does not fit beside another pod's requests is not applied: the pod shows
 /// `PodResizePending` with reason `Deferred` and upstream's message, keeps its allocated cpu
 /// (containerd, the pod cgroup, its status); once the other pod is deleted the resize is
-/// allocated and applied, and the condition goes. Before, the resize was applied at once,
-/// whatever the node had left.
+/// allocated and applied (counted as accepted after being deferred, upon pods removed), and
+/// the condition goes. Before, the resize was applied at once, whatever the node had left.
 #[test]
 fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
     let node = Managed::start("resize-deferred", &[]);
@@ -403,6 +402,42 @@ fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
     assert_eq!(cpu_quota(&id), 80_000);
     assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "80000");
     node.wait_event(("grower", &uid), "ResizeStarted", |_| true);
+    assert_eq!(
+        node.metric("kubelet_pod_deferred_accepted_resizes_total{retry_trigger=\"pods_removed\"}"),
+        Some(1.0)
+    );
+}
+
+/// Has the API server take the resize `patch` of pod `name` while the Node says `status` (a
+/// merge patch of its status). The API server checks a resize against the Node as it stands
+/// (its allocatable, the features it declares); sergeant writes its own status back at its
+/// next node status round, so the pair is tried again, until the deadline, should that round
+/// or the API server's cache of the Node come in between.
+fn resize_while_the_node_says(node: &Managed, status: &Value, name: &str, patch: &Value) {
+    let (status, patch) = (json!({ "status": status }).to_string(), patch.to_string());
+    common::wait_for("the API server to take the resize", DEADLINE, || {
+        node.cluster.kubectl(&[
+            "patch",
+            "node",
+            &node.node,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &status,
+        ]);
+        let (taken, _) = node.cluster.kubectl(&[
+            "patch",
+            "pod",
+            name,
+            "-n",
+            "default",
+            "--subresource=resize",
+            "--type=strategic",
+            "-p",
+            &patch,
+        ]);
+        taken.then_some(())
+    });
 }
 
 /// A resize past the node's allocatable cpu is not applied either: the pod keeps its 100m and
@@ -410,8 +445,7 @@ fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
 /// resize that does not fit (its `Infeasible` is for what the node cannot do at all, such as
 /// resizing on Windows). Its API server refuses such a resize against the Node's allocatable
 /// first, so the test has the Node report more cpu than sergeant admits against, just before
-/// it resizes (sergeant puts the true figure back at its next node status round; the pair is
-/// tried again should that round come in between). Before, the resize was applied.
+/// it resizes. Before, the resize was applied.
 #[test]
 fn a_resize_past_the_allocatable_is_not_applied() {
     let node = Managed::start("resize-past-allocatable", &[]);
@@ -424,35 +458,12 @@ fn a_resize_past_the_allocatable_is_not_applied() {
     let id = id.trim_start_matches("containerd://").to_owned();
 
     let wanted = allocatable + 1000;
-    let patch = cpu_resize(wanted).to_string();
-    let inflated = json!({"status": {"allocatable": {"cpu": "64"}}}).to_string();
-    let taken = (0..20).any(|_| {
-        node.cluster.kubectl(&[
-            "patch",
-            "node",
-            &node.node,
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &inflated,
-        ]);
-        let (ok, _) = node.cluster.kubectl(&[
-            "patch",
-            "pod",
-            "outgrower",
-            "-n",
-            "default",
-            "--subresource=resize",
-            "--type=strategic",
-            "-p",
-            &patch,
-        ]);
-        if !ok {
-            std::thread::sleep(std::time::Duration::from_millis(300));
-        }
-        ok
-    });
-    assert!(taken, "the API server never took the resize");
+    resize_while_the_node_says(
+        &node,
+        &json!({"allocatable": {"cpu": "64"}}),
+        "outgrower",
+        &cpu_resize(wanted),
+    );
     assert_deferred(
         &node,
         ("outgrower", &uid, &id),
@@ -461,4 +472,87 @@ fn a_resize_past_the_allocatable_is_not_applied() {
              {allocatable}"
         ),
     );
+}
+
+/// A Guaranteed pod spec with pod-level requests and limits of `pod_cpu` and 128Mi, whose one
+/// container `main` gets 100m and 64Mi and resizes its cpu in place.
+fn with_pod_level(pod_cpu: &str) -> String {
+    format!(
+        "  resources:\n    requests: {{cpu: {pod_cpu}, memory: 128Mi}}\n    \
+         limits: {{cpu: {pod_cpu}, memory: 128Mi}}\n{}",
+        guaranteed("100m")
+    )
+}
+
+/// With `featureGates: {InPlacePodLevelResourcesVerticalScaling: false}` a resize of a pod's
+/// pod-level resources is not applied: the pod shows `PodResizePending`, reason `Infeasible`,
+/// with upstream's message and a `ResizeInfeasible` event, and keeps its pod cgroup's cpu
+/// quota. A resize of another such pod's container alone is applied as
+/// with the gate on. The node does not declare the feature, so the API server refuses a
+/// pod-level resize itself; the test has the Node declare it just before. Before (the gate
+/// read only for the declaration), the pod-level resize was applied.
+#[test]
+fn with_the_gate_off_a_pod_level_resize_is_infeasible_and_a_container_resize_is_not() {
+    let node = Managed::start_with(
+        "pods-resize-plr-gate-off",
+        &[],
+        common::TestConfig::new()
+            .kubelet("featureGates:\n  InPlacePodLevelResourcesVerticalScaling: false\n"),
+        &[],
+    );
+    let uid = node.create("podlevel", &with_pod_level("200m"));
+    node.create("containers", &with_pod_level("200m"));
+    node.wait_pod("podlevel", "Running", |p| {
+        container_state_running(p, "main")
+    });
+    let running = node.wait_pod("containers", "Running", |p| {
+        container_state_running(p, "main")
+    });
+    let (_, _, id) = applied(&running, "main");
+    let id = id.trim_start_matches("containerd://").to_owned();
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "20000");
+
+    let declared = json!({"declaredFeatures": [
+        "InPlacePodLevelResourcesVerticalScaling",
+        "InPlacePodVerticalScalingInitContainers",
+        "RestartAllContainersOnContainerExits",
+    ]});
+    let pod_cpu = json!({"spec": {"resources": {
+        "requests": {"cpu": "400m", "memory": "128Mi"},
+        "limits": {"cpu": "400m", "memory": "128Mi"}}}});
+    resize_while_the_node_says(&node, &declared, "podlevel", &pod_cpu);
+    let refused = node.wait_pod("podlevel", "the resize infeasible", |p| {
+        resize_pending(p).is_some_and(|c| c["reason"] == "Infeasible")
+    });
+    let condition = resize_pending(&refused).expect("the condition");
+    assert_eq!(condition["status"], "True");
+    assert_eq!(
+        condition["message"], "InPlacePodLevelResourcesVerticalScaling is disabled",
+        "{condition}"
+    );
+    assert_eq!(
+        condition["observedGeneration"],
+        refused["metadata"]["generation"]
+    );
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "20000");
+    let event = node.wait_event(("podlevel", &uid), "ResizeInfeasible", |_| true);
+    let said = event["message"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with("Pod resize Infeasible: {")
+            && said.ends_with("\"error\":\"InPlacePodLevelResourcesVerticalScaling is disabled\"}"),
+        "{event}"
+    );
+
+    assert_eq!(
+        node.metric("kubelet_pod_infeasible_resizes_total{reason_detail=\"plr_feature_gate_off\"}"),
+        Some(1.0)
+    );
+
+    node.patch_subresource("containers", "resize", &cpu_resize(150));
+    let resized = node.wait_pod("containers", "the container resized", |p| {
+        applied(p, "main").0["limits"]["cpu"] == "150m"
+            && p["status"]["observedGeneration"] == p["metadata"]["generation"]
+    });
+    assert!(resize_pending(&resized).is_none(), "{resized}");
+    assert_eq!(cpu_quota(&id), 15_000);
 }
