@@ -487,7 +487,7 @@ fn with_pod_level(pod_cpu: &str) -> String {
 /// With `featureGates: {InPlacePodLevelResourcesVerticalScaling: false}` a resize of a pod's
 /// pod-level resources is not applied: the pod shows `PodResizePending`, reason `Infeasible`,
 /// with upstream's message and a `ResizeInfeasible` event, and keeps its pod cgroup's cpu
-/// quota. A resize of another such pod's container alone is applied as
+/// quota; its status shows no pod-level `resources` or `allocatedResources`. A resize of another such pod's container alone is applied as
 /// with the gate on. The node does not declare the feature, so the API server refuses a
 /// pod-level resize itself; the test has the Node declare it just before. Before (the gate
 /// read only for the declaration), the pod-level resize was applied.
@@ -535,6 +535,13 @@ fn with_the_gate_off_a_pod_level_resize_is_infeasible_and_a_container_resize_is_
         refused["metadata"]["generation"]
     );
     assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "20000");
+    // As upstream's kubelet with the gate off, no pod-level figures in the status.
+    let status = &refused["status"];
+    assert_eq!(
+        (&status["resources"], &status["allocatedResources"]),
+        (&Value::Null, &Value::Null),
+        "{status}"
+    );
     let event = node.wait_event(("podlevel", &uid), "ResizeInfeasible", |_| true);
     let said = event["message"].as_str().unwrap_or_default();
     assert!(

@@ -385,7 +385,8 @@ pub const SWITCHED: &[(&str, &str)] = &[
     (
         "InPlacePodLevelResourcesVerticalScaling",
         "off: a resize of a pod's pod-level spec.resources is Infeasible (PodResizePending); \
-         container-level resizes as before; the feature is not declared",
+         container-level resizes as before; no pod-level resources in the status; the feature \
+         is not declared",
     ),
     (
         "KubeletCrashLoopBackOffMax",

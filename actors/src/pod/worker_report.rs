@@ -83,6 +83,13 @@ impl PodWorker {
             restart_gates: self.restart_gates(),
             resize_error: self.resize_error.clone(),
             resize_pending: self.resize_pending.clone(),
+            without_pod_level_resources: !self
+                .deps
+                .config
+                .borrow()
+                .active
+                .kubelet
+                .feature_enabled("InPlacePodLevelResourcesVerticalScaling"),
             ..Knowledge::default()
         };
         let reported = report::status(

@@ -107,6 +107,9 @@ pub struct Knowledge {
     /// The resize the pod asks for that the node has not allocated, and why
     /// (`PodResizePending`); the pod itself carries its allocated resources.
     pub resize_pending: Option<PendingResize>,
+    /// The `InPlacePodLevelResourcesVerticalScaling` gate is off: the status shows no
+    /// pod-level `resources` or `allocatedResources`, as upstream's kubelet then.
+    pub without_pod_level_resources: bool,
 }
 
 /// Why a container is not running, as the pod actor knows it.
@@ -254,6 +257,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
         resize_pending: knowledge.resize_pending.as_ref(),
     };
     let now = knowledge.now.clone().unwrap_or_else(time::now);
+    let pod_level = !knowledge.without_pod_level_resources;
     let conditions = conditions::build(
         &facts,
         previous.conditions.as_deref().unwrap_or_default(),
@@ -270,15 +274,17 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .then(|| init.into_iter().map(|(_, status)| status).collect()),
         container_statuses: Some(regular),
         ephemeral_container_statuses: (!ephemeral.is_empty()).then_some(ephemeral),
-        allocated_resources: resources::pod_allocated(pod),
-        resources: Some(resources::pod_resources(
-            pod,
-            observed
-                .pod_cgroup
-                .as_ref()
-                .filter(|_| phase == phase::RUNNING),
-            previous.resources.as_ref(),
-        )),
+        allocated_resources: pod_level.then(|| resources::pod_allocated(pod)).flatten(),
+        resources: pod_level.then(|| {
+            resources::pod_resources(
+                pod,
+                observed
+                    .pod_cgroup
+                    .as_ref()
+                    .filter(|_| phase == phase::RUNNING),
+                previous.resources.as_ref(),
+            )
+        }),
         reason: knowledge.failure.as_ref().map(|(reason, _)| reason.clone()),
         message: knowledge
             .failure
