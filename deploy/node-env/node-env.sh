@@ -31,6 +31,8 @@
 #   node-env.sh down   [--instance NAME | --all]   [--run-dir DIR]
 #   node-env.sh status [--run-dir DIR]
 #   node-env.sh env    [--instance NAME] [--run-dir DIR]   print the env of a running instance
+#   node-env.sh registry-stop  [--run-dir DIR]   stop the shared plain registry (127.0.0.1:5000)
+#   node-env.sh registry-start [--run-dir DIR]   start it again, on the storage it had
 #
 # `up` prints shell assignments (also written to DIR/NAME/env), e.g.
 #   CONTAINERD_SOCKET=/run/sergeant-node/main/containerd.sock
@@ -1251,6 +1253,27 @@ cmd_up() {
 	instance_up "$INSTANCE"
 }
 
+# Frees host port 5000 for a while (upstream's conformance specs start a registry of their
+# own there) without touching the instances: the storage is kept, registry-start serves it again.
+# Prints "stopped" when it stopped a registry this run dir had started, nothing otherwise.
+cmd_registry_stop() {
+	require_root
+	[[ -d $RUN_DIR ]] || return 0
+	take_lock "$RUN_DIR/.lock"
+	if registry_pid plain >/dev/null; then
+		stop_registry plain
+		echo stopped
+	fi
+}
+
+cmd_registry_start() {
+	require_root
+	require_tools docker-registry python3
+	mkdir -p "$(registry_dir plain)"
+	take_lock "$RUN_DIR/.lock"
+	start_registry plain
+}
+
 cmd_down() {
 	require_root
 	[[ -d $RUN_DIR ]] || { log "nothing to do: $RUN_DIR does not exist"; return 0; }
@@ -1310,7 +1333,7 @@ cmd_status() {
 
 main() {
 	local cmd=${1:-}
-	[[ -n $cmd ]] || die "usage: $0 install|up|down|status|env [options] (see the header of $0)"
+	[[ -n $cmd ]] || die "usage: $0 install|up|down|status|env|registry-stop|registry-start [options] (see the header of $0)"
 	shift
 	parse_args "$@"
 	case $cmd in
@@ -1319,8 +1342,10 @@ main() {
 	down) cmd_down ;;
 	status) cmd_status ;;
 	env) cmd_env ;;
+	registry-stop) cmd_registry_stop ;;
+	registry-start) cmd_registry_start ;;
 	-h | --help | help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' ;;
-	*) die "unknown command '$cmd' (expected install, up, down, status or env)" ;;
+	*) die "unknown command '$cmd' (expected install, up, down, status, env, registry-stop or registry-start)" ;;
 	esac
 }
 

@@ -6,7 +6,7 @@
 //! Entry points: [`volumes::setup_volumes`] and [`volumes::teardown_pod_dir`] for a pod's
 //! volumes, [`cgroup::ensure_pod_cgroup`] for its cgroup, [`pod_files`] for its hosts file, log
 //! directory and termination-message file, [`log_rotation`] for container logs,
-//! [`node::memory_capacity`] for the node's memory,
+//! [`machine::memory_capacity`] for the node's memory,
 //! [`node::node_context`] for the node facts a pod's translation is made with, [`stats`] for
 //! every number the Summary API and the eviction manager read. What differs between unix and
 //! Windows nodes (file modes, filesystem sizes, mounts, subPaths) is in files of its own:

@@ -1,26 +1,32 @@
-//! The machine facts node status reports, read once when the actor starts: identity
-//! (`/etc/machine-id`, the DMI product UUID, the boot id), the kernel release, the OS image
-//! (`PRETTY_NAME` of os-release), the capacity (CPUs, memory, the root dir's filesystem,
-//! `maxPods`) and the node's address, as [`MachineFacts`] that `sergeant_core::node_status`
-//! builds the Node from. Blocking: the node-status actor runs it on the blocking pool.
+//! The machine facts node status reports, read once when the actor starts: identity (machine
+//! id, system UUID, boot id), the kernel version, the OS image and the labels only this
+//! operating system sets, the capacity (CPUs, memory, the root dir's filesystem, `maxPods`)
+//! and the node's address, as [`MachineFacts`] that `sergeant_core::node_status` builds the
+//! Node from. Where the facts live differs by operating system: Linux's files are read in
+//! `machine_linux.rs`, Windows' registry and system calls in `machine_windows.rs`. Blocking:
+//! the node-status actor runs it on the blocking pool.
+//!
+//! Entry point: [`read`].
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use sergeant_config::NodeConfig;
 use sergeant_core::allocatable::NodeResources;
 use sergeant_core::node_status::facts::MachineFacts;
-use sergeant_core::spec::SpecError;
+use sergeant_core::spec::{NodeOs, SpecError};
 
 use crate::{filesystem, node};
 
-const MACHINE_ID: [&str; 2] = ["/etc/machine-id", "/var/lib/dbus/machine-id"];
-const SYSTEM_UUID: &str = "/sys/class/dmi/id/product_uuid";
-const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
-const KERNEL_RELEASE: &str = "/proc/sys/kernel/osrelease";
-const OS_RELEASE: [&str; 2] = ["/etc/os-release", "/usr/lib/os-release"];
-/// What `osImage` says when no os-release file names the system.
-const UNKNOWN_OS: &str = "Linux";
+#[cfg(not(windows))]
+#[path = "machine_linux.rs"]
+mod platform;
+#[cfg(windows)]
+#[path = "machine_windows.rs"]
+mod platform;
+
+pub use platform::memory_capacity;
 
 /// Why the machine facts could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +43,26 @@ pub enum MachineError {
         #[source]
         reason: io::Error,
     },
+    /// A registry value every Windows machine has could not be read.
+    #[error("registry HKLM\\{key}\\{value}: {reason}")]
+    Registry {
+        /// The key under `HKEY_LOCAL_MACHINE`.
+        key: &'static str,
+        /// The value's name.
+        value: &'static str,
+        /// Why: the system's error, or a value of another type.
+        #[source]
+        reason: io::Error,
+    },
+    /// A system call every Windows machine answers failed.
+    #[error("{call}: {reason}")]
+    SystemCall {
+        /// The call.
+        call: &'static str,
+        /// The system's error.
+        #[source]
+        reason: io::Error,
+    },
     /// The root dir's filesystem could not be measured.
     #[error("measuring the filesystem of {path}: {reason}")]
     Statvfs {
@@ -48,43 +74,44 @@ pub enum MachineError {
     },
 }
 
+/// Who the machine is and what it runs, as its operating system tells: what
+/// `machine_linux.rs` and `machine_windows.rs` each read.
+#[derive(Debug)]
+struct Identity {
+    /// Which operating system.
+    os: NodeOs,
+    /// Labels only this operating system sets.
+    os_labels: BTreeMap<String, String>,
+    machine_id: String,
+    system_uuid: String,
+    boot_id: String,
+    kernel_version: String,
+    os_image: String,
+}
+
 /// Reads the facts of this machine for the node `config` describes.
 ///
 /// # Errors
-/// [`MachineError`] when the node settings, the boot id or the kernel release cannot be read,
+/// [`MachineError`] when the node settings, the boot id or the kernel version cannot be read,
 /// or the root dir's filesystem cannot be measured.
 pub fn read(config: &NodeConfig) -> Result<MachineFacts, MachineError> {
     let node = node::node_context(config).map_err(MachineError::Node)?;
     let storage = filesystem_bytes(&node.root_dir)?;
+    let identity = platform::identity()?;
     Ok(MachineFacts {
         internal_ip: node.node_ip,
         node_name: node.node_name,
-        machine_id: first_readable(&MACHINE_ID).unwrap_or_default(),
-        system_uuid: first_readable(&[SYSTEM_UUID]).unwrap_or_default(),
-        boot_id: read_trimmed(Path::new(BOOT_ID))?,
-        kernel_version: read_trimmed(Path::new(KERNEL_RELEASE))?,
-        os_image: first_readable(&OS_RELEASE)
-            .and_then(|text| pretty_name(&text))
-            .unwrap_or_else(|| UNKNOWN_OS.to_owned()),
+        os: identity.os,
+        os_labels: identity.os_labels,
+        machine_id: identity.machine_id,
+        system_uuid: identity.system_uuid,
+        boot_id: identity.boot_id,
+        kernel_version: identity.kernel_version,
+        os_image: identity.os_image,
         capacity: NodeResources::of_machine(node.memory_capacity_bytes)
             .with_ephemeral_storage(storage)
             .with_pods(config.kubelet.max_pods),
     })
-}
-
-fn read_trimmed(path: &Path) -> Result<String, MachineError> {
-    std::fs::read_to_string(path)
-        .map(|text| text.trim().to_owned())
-        .map_err(|reason| MachineError::Read {
-            path: path.to_owned(),
-            reason,
-        })
-}
-
-fn first_readable(paths: &[&str]) -> Option<String> {
-    paths
-        .iter()
-        .find_map(|path| read_trimmed(Path::new(path)).ok())
 }
 
 /// The size of the filesystem holding `dir` (or its nearest existing ancestor: the root dir
@@ -101,33 +128,9 @@ fn filesystem_bytes(dir: &Path) -> Result<u64, MachineError> {
     Ok(space.total_bytes)
 }
 
-/// The `PRETTY_NAME` of an os-release file, unquoted.
-fn pretty_name(os_release: &str) -> Option<String> {
-    let value = os_release
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("PRETTY_NAME="))?;
-    let value = value.trim().trim_matches(|c| c == '"' || c == '\'');
-    (!value.is_empty()).then(|| value.to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_pretty_name_is_read_unquoted() {
-        let text = "NAME=\"Debian GNU/Linux\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n";
-        assert_eq!(
-            pretty_name(text).as_deref(),
-            Some("Debian GNU/Linux 12 (bookworm)")
-        );
-        assert_eq!(
-            pretty_name("PRETTY_NAME=Alpine\n").as_deref(),
-            Some("Alpine")
-        );
-        assert_eq!(pretty_name("NAME=x\n"), None);
-        assert_eq!(pretty_name("PRETTY_NAME=\"\"\n"), None);
-    }
 
     #[test]
     fn the_facts_of_this_machine_are_read() {
@@ -143,7 +146,8 @@ mod tests {
         let facts = read(&config).unwrap();
         assert_eq!(facts.node_name, "node-status-unit");
         assert_eq!(facts.internal_ip, Some("10.1.2.3".parse().unwrap()));
-        assert_eq!(facts.boot_id.len(), 36, "{facts:?}");
+        assert_eq!(facts.os, NodeOs::of_this_build());
+        assert!(!facts.boot_id.is_empty(), "{facts:?}");
         assert!(!facts.kernel_version.is_empty());
         assert!(facts.capacity.ephemeral_storage_bytes > 0, "{facts:?}");
         assert!(facts.capacity.memory_bytes > 0);

@@ -19,9 +19,10 @@
 #
 # The skip list is skips.txt (a regex a line, each with its reason; some apply only when a probe
 # finds the machine lacking). The suite's image-pull specs start a fake registry on host port
-# 5000: the conformance images come from 127.0.0.1:5100, and when something else listens on
-# 5000 (deploy/node-env's registry) those specs are skipped for this run, and the summary says
-# so with the listener it found.
+# 5000: the conformance images come from 127.0.0.1:5100, deploy/node-env's registry (which
+# serves 5000) is stopped for the run and started again at the end, and when something else
+# listens on 5000 those specs are skipped for this run, and the summary says so with the
+# listener it found.
 #
 # Output: the report dir $CONFORMANCE_STATE_DIR/reports/<UTC time>/ (the framework's
 # junit_01.xml, ginkgo's report.json, e2e.log, logs of sergeant, containerd and the control
@@ -162,8 +163,13 @@ release_run_dir() {
 
 sergeant_pid=""
 registry_started=0
+freed_5000=""
 cleanup() {
     local rc=$?
+    if [ "$freed_5000" = stopped ]; then
+        bash "$node_env" registry-start >/dev/null 2>&1 ||
+            log "deploy/node-env's registry did not start again: node-env.sh registry-start"
+    fi
     [ -z "$sergeant_pid" ] || cp -f "$sgt_dir/sergeant.log" "$report/" 2>/dev/null || true
     [ -d "$cp_run/logs" ] && mkdir -p "$report/control-plane" && cp -f "$cp_run"/logs/*.log "$report/control-plane/" 2>/dev/null
     cp -f "$node_run"/logs/containerd-conformance.log "$report/" 2>/dev/null || true
@@ -285,6 +291,15 @@ until node_ready; do
     sleep 1
 done
 phase "sergeant Ready" "$t"
+
+# --- host port 5000 ---------------------------------------------------------------------
+
+# The image-pull specs' fake registry must listen on host port 5000. deploy/node-env's shared
+# registry, when it runs, holds that port: it is stopped for the suite (anything using it
+# meanwhile cannot pull from it) and started again at the end on the same storage. Something
+# else on 5000 is left alone, and the port5000-busy probe below skips those specs.
+freed_5000=$(bash "$node_env" registry-stop)
+[ "$freed_5000" != stopped ] || log "stopped deploy/node-env's registry on 127.0.0.1:5000 for the suite"
 
 # --- skips --------------------------------------------------------------------------------
 

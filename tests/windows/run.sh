@@ -6,8 +6,9 @@
 # the read-only port's /pods shows the static pod Running with its container running (which
 # takes CRI calls over the pipe: version, sandbox, pull, create, start, status), and /metrics
 # counts the CRI event stream obtained over the pipe, and no pod cgroup was made; then runs
-# tests/windows/service.sh (sergeant.exe as a Windows service under sc.exe). Fails,
-# printing both logs, otherwise.
+# tests/windows/service.sh (sergeant.exe as a Windows service under sc.exe) and
+# tests/windows/node_facts.sh (sergeant.exe registering its Node with the test control plane,
+# with the machine's Windows facts). Fails, printing both logs, otherwise.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -97,3 +98,4 @@ echo "== windows: sergeant.exe ran a static pod over $pipe under Wine ($SECONDS 
 stop_all "$run"
 trap - EXIT
 bash "$here/service.sh"
+bash "$here/node_facts.sh"

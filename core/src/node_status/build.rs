@@ -18,8 +18,6 @@ use crate::allocatable::NodeResources;
 use crate::eviction::signals::Pressure;
 use crate::KUBERNETES_VERSION;
 
-/// The operating system sergeant runs on, as the `kubernetes.io/os` label and `nodeInfo` say.
-const OS: &str = "linux";
 /// Tells the attach/detach controller it attaches volumes for this node, as upstream sets it.
 const CONTROLLER_MANAGED_ATTACH: &str = "volumes.kubernetes.io/controller-managed-attach-detach";
 
@@ -52,11 +50,13 @@ pub fn architecture() -> &'static str {
 /// The labels sergeant owns on its Node object.
 #[must_use]
 pub fn labels(facts: &MachineFacts) -> BTreeMap<String, String> {
-    BTreeMap::from([
+    let mut labels = facts.os_labels.clone();
+    labels.extend([
         ("kubernetes.io/arch".to_owned(), architecture().to_owned()),
         ("kubernetes.io/hostname".to_owned(), facts.node_name.clone()),
-        ("kubernetes.io/os".to_owned(), OS.to_owned()),
-    ])
+        ("kubernetes.io/os".to_owned(), facts.os.as_str().to_owned()),
+    ]);
+    labels
 }
 
 /// The Node object registered when none exists: its labels, `providerID` (as upstream's
@@ -143,7 +143,7 @@ pub fn status(
             os_image: facts.os_image.clone(),
             container_runtime_version: runtime.version.clone(),
             kubelet_version: KUBERNETES_VERSION.to_owned(),
-            operating_system: OS.to_owned(),
+            operating_system: facts.os.as_str().to_owned(),
             architecture: architecture().to_owned(),
             ..NodeSystemInfo::default()
         }),
@@ -247,6 +247,7 @@ fn quantities(resources: NodeResources) -> BTreeMap<String, Quantity> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::NodeOs;
     use k8s_openapi::jiff::Timestamp;
 
     const GIB: i64 = 1 << 30;
@@ -255,6 +256,8 @@ mod tests {
         MachineFacts {
             node_name: "node-a".to_owned(),
             internal_ip: Some("10.0.0.5".parse().unwrap()),
+            os: NodeOs::Linux,
+            os_labels: BTreeMap::new(),
             machine_id: "m1".to_owned(),
             system_uuid: "u1".to_owned(),
             boot_id: "b1".to_owned(),
@@ -320,6 +323,38 @@ mod tests {
             spec.provider_id.as_deref(),
             Some("kind://docker/kind/node-a")
         );
+    }
+
+    #[test]
+    fn a_windows_node_says_so_and_carries_its_build_label() {
+        let windows = MachineFacts {
+            os: NodeOs::Windows,
+            os_labels: BTreeMap::from([(
+                "node.kubernetes.io/windows-build".to_owned(),
+                "10.0.20348".to_owned(),
+            )]),
+            ..facts()
+        };
+        let node = node(
+            &windows,
+            &KubeletConfiguration::default(),
+            &runtime(),
+            &at(0),
+        );
+        let labels = node.metadata.labels.unwrap();
+        assert_eq!(labels["kubernetes.io/os"], "windows");
+        assert_eq!(labels["node.kubernetes.io/windows-build"], "10.0.20348");
+        assert_eq!(labels["kubernetes.io/hostname"], "node-a");
+        let info = node.status.unwrap().node_info.unwrap();
+        assert_eq!(info.operating_system, "windows");
+        assert!(
+            !labels_of_linux().contains_key("node.kubernetes.io/windows-build"),
+            "a Linux node has no Windows build label"
+        );
+    }
+
+    fn labels_of_linux() -> BTreeMap<String, String> {
+        labels(&facts())
     }
 
     #[test]

@@ -2,9 +2,11 @@
 //! `sergeant_host::machine` once at start) and the runtime's health ([`RuntimeHealth`], polled
 //! by the runtime adapter and published on a watch feed).
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::allocatable::NodeResources;
+use crate::spec::NodeOs;
 
 /// Everything about this machine node status reports that does not change while it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,15 +15,21 @@ pub struct MachineFacts {
     pub node_name: String,
     /// `--node-ip`, else the address of the default route's interface.
     pub internal_ip: Option<IpAddr>,
-    /// `/etc/machine-id`.
+    /// The operating system: the `kubernetes.io/os` label and `nodeInfo.operatingSystem`.
+    pub os: NodeOs,
+    /// Labels only this operating system sets, as upstream's: on Windows
+    /// `node.kubernetes.io/windows-build`, which schedulers match container images against.
+    pub os_labels: BTreeMap<String, String>,
+    /// `/etc/machine-id` on Linux, the host name on Windows (as upstream reports it there).
     pub machine_id: String,
-    /// The DMI product UUID (empty when the machine has none or it cannot be read).
+    /// The DMI product UUID, or Windows' hardware configuration id (empty when the machine has
+    /// none or it cannot be read).
     pub system_uuid: String,
     /// Changes with every boot; tells the control plane the node rebooted.
     pub boot_id: String,
-    /// The kernel release (`uname -r`).
+    /// The kernel release (`uname -r`), or Windows' `major.minor.build.revision`.
     pub kernel_version: String,
-    /// The os-release `PRETTY_NAME`.
+    /// The os-release `PRETTY_NAME`, or Windows' product name.
     pub os_image: String,
     /// CPUs, memory, ephemeral storage and pods.
     pub capacity: NodeResources,

@@ -55,7 +55,7 @@ pub struct NodeContext {
 
 impl NodeContext {
     /// Takes the settings from the configuration, the memory size the host measured
-    /// (`sergeant_host::node::memory_capacity`) and the cpu count from the process's view of
+    /// (`sergeant_host::machine::memory_capacity`) and the cpu count from the process's view of
     /// the machine.
     ///
     /// # Errors

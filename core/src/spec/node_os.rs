@@ -25,4 +25,13 @@ impl NodeOs {
             Self::Linux
         }
     }
+
+    /// Its Go name: the `kubernetes.io/os` label and `nodeInfo.operatingSystem` of the Node.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Linux => "linux",
+            Self::Windows => "windows",
+        }
+    }
 }
