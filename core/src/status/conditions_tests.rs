@@ -281,7 +281,7 @@ fn readiness_gates_hold_the_pod_unready_until_their_conditions_are_true() {
 
 /// A resize not allocated shows `PodResizePending` with its reason and message, keeps its
 /// transition time while its reason stays, takes a new one when the reason changes, and goes
-/// once the resize is allocated.
+/// once the resize is allocated or the pod has finished.
 #[test]
 fn a_pending_resize_shows_while_it_is_pending() {
     use crate::allocation::{PendingReason, PendingResize};
@@ -296,7 +296,8 @@ fn a_pending_resize_shows_while_it_is_pending() {
         resize_pending,
         ..knowledge()
     };
-    let mut pod = pod("Always", vec![], &["app"]);
+    let pod_of = |policy, containers: &[&str]| pod(policy, vec![], containers);
+    let mut pod = pod_of("Always", &["app"]);
     let runtime = observed(vec![running("app", 0)]);
     let deferred = pending(
         PendingReason::Deferred,
@@ -326,9 +327,22 @@ fn a_pending_resize_shows_while_it_is_pending() {
     );
     pod.status = Some(other);
     let allocated = compute(&pod, &runtime, &at_time(4000, None));
-    assert!(allocated
-        .conditions
-        .iter()
-        .flatten()
-        .all(|c| c.type_ != "PodResizePending"));
+    let shown = |status: &PodStatus| {
+        status
+            .conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_ == "PodResizePending")
+    };
+    assert!(!shown(&allocated));
+
+    // A pod that finished shows no resize waiting.
+    let mut job = pod_of("Never", &["app"]);
+    let still_pending = at_time(5000, Some(pending(PendingReason::Deferred, "x")));
+    let running_job = compute(&job, &observed(vec![running("app", 0)]), &still_pending);
+    assert!(shown(&running_job));
+    job.status = Some(running_job);
+    let done = compute(&job, &observed(vec![exited("app", 0, 0)]), &still_pending);
+    assert_eq!(done.phase.as_deref(), Some("Succeeded"));
+    assert!(!shown(&done), "{done:?}");
 }

@@ -234,6 +234,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
         base.host_ips.as_deref().unwrap_or_default(),
         previous,
     );
+    let finished = phase == phase::SUCCEEDED || phase == phase::FAILED;
     let facts = conditions::Facts {
         ready_to_start_containers: network::sandbox_ready(spec, observed.sandbox.as_ref()),
         not_initialized,
@@ -253,8 +254,9 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             phase,
             knowledge.restart_gates,
         ),
-        resize_error: knowledge.resize_error.as_deref(),
-        resize_pending: knowledge.resize_pending.as_ref(),
+        // A finished pod has no resize to show, as upstream clears both then.
+        resize_error: knowledge.resize_error.as_deref().filter(|_| !finished),
+        resize_pending: knowledge.resize_pending.as_ref().filter(|_| !finished),
     };
     let now = knowledge.now.clone().unwrap_or_else(time::now);
     let pod_level = !knowledge.without_pod_level_resources;
