@@ -358,8 +358,9 @@ fn assert_deferred(node: &Managed, (name, uid, id): (&str, &str, &str), message:
 /// A resize that does not fit beside another pod's requests is not applied: the pod shows
 /// `PodResizePending` with reason `Deferred` and upstream's message, keeps its allocated cpu
 /// (containerd, the pod cgroup, its status); once the other pod is deleted the resize is
-/// allocated and applied (counted as accepted after being deferred, upon pods removed), and
-/// the condition goes. Before, the resize was applied at once, whatever the node had left.
+/// allocated and applied, and the condition goes. Upstream's metrics count it pending while it
+/// waits, then accepted after being deferred upon pods removed, with how long it waited.
+/// Before, the resize was applied at once, whatever the node had left.
 #[test]
 fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
     let node = Managed::start("resize-deferred", &[]);
@@ -387,6 +388,8 @@ fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
              {allocatable}"
         ),
     );
+    let pending = "kubelet_pod_pending_resizes{reason=\"deferred\",priority_bucket=\"normal\"} ";
+    assert_eq!(node.metric(pending), Some(1.0));
 
     node.cluster
         .kubectl(&["delete", "pod", "holder", "-n", "default", "--wait=false"]);
@@ -404,6 +407,14 @@ fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
     node.wait_event(("grower", &uid), "ResizeStarted", |_| true);
     assert_eq!(
         node.metric("kubelet_pod_deferred_accepted_resizes_total{retry_trigger=\"pods_removed\"}"),
+        Some(1.0)
+    );
+    assert_eq!(node.metric(pending), Some(0.0));
+    assert_eq!(
+        node.metric(
+            "kubelet_pod_deferred_resize_duration_seconds_count{resolution=\"accepted\",\
+             priority_bucket=\"normal\"}"
+        ),
         Some(1.0)
     );
 }

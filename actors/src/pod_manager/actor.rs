@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::children::{PodAssignment, PodAssignments};
 use super::gave_up::given_up;
-use super::resizes::RetryTrigger;
+use super::resizes::{self, observe_deferred, Resolution, RetryTrigger};
 use super::runtime_features::follow_runtime_features;
 use crate::config_feed::ConfigState;
 use crate::events::{reason, EventSink, EventType};
@@ -91,6 +91,9 @@ pub struct PodManager {
     /// What brings the next look, when it is not a source: the waiting resizes are tried
     /// then (see `resizes`).
     pub(super) retry: Option<RetryTrigger>,
+    /// The `(reason, priority_bucket)` series of `kubelet_pod_pending_resizes` last set above
+    /// 0: each goes to 0 once no resize of its kind waits.
+    pub(super) pending_series: BTreeSet<(&'static str, &'static str)>,
     reports: BTreeMap<String, Arc<Pod>>,
     /// Pods whose actor was given up and not back yet: reported with the reason.
     given_up: BTreeSet<String>,
@@ -121,6 +124,7 @@ impl PodManager {
             finished: BTreeMap::new(),
             orphans_checked: false,
             retry: None,
+            pending_series: BTreeSet::new(),
         }
     }
 
@@ -187,7 +191,7 @@ impl PodManager {
 
     /// Whether the pod actor of `uid` last reported its pod Succeeded or Failed: such a pod
     /// holds no share of the node any more.
-    fn has_finished(&self, uid: &str) -> bool {
+    pub(super) fn has_finished(&self, uid: &str) -> bool {
         self.reports
             .get(uid)
             .and_then(|pod| pod.status.as_ref()?.phase.as_deref())
@@ -213,6 +217,13 @@ impl PodManager {
                     continue;
                 }
                 let key = &assignment.key;
+                if desired.get(uid).is_none_or(|p| p.metadata.deletion_timestamp.is_some()) {
+                    // A resize of a pod being terminated no longer waits.
+                    if let Some(pod) = &assignment.pod {
+                        let pending = assignment.resize_pending.take();
+                        observe_deferred(pending.as_ref(), pod, Resolution::Terminated);
+                    }
+                }
                 let sent = match desired.get(uid) {
                     None => {
                         removed = true;
@@ -238,7 +249,13 @@ impl PodManager {
                             Arc::clone(pod)
                         };
                         // Asked back to what it has before it was allocated: nothing waits.
-                        let reverted = !resizing && assignment.resize_pending.take().is_some();
+                        let dropped = if resizing {
+                            None
+                        } else {
+                            assignment.resize_pending.take()
+                        };
+                        observe_deferred(dropped.as_ref(), &pod, Resolution::Reverted);
+                        let reverted = dropped.is_some();
                         if !reverted && !changed(&running, &pod) {
                             continue;
                         }
@@ -566,14 +583,7 @@ impl Actor for PodManager {
             "kubelet_admission_rejections_total",
             "Cumulative number pod admission rejections by the Kubelet."
         );
-        metrics::describe_counter!(
-            "kubelet_pod_infeasible_resizes_total",
-            "Number of infeasible resizes for pods."
-        );
-        metrics::describe_counter!(
-            "kubelet_pod_deferred_accepted_resizes_total",
-            "Cumulative number of resizes that were accepted after being deferred."
-        );
+        resizes::describe_metrics();
         metrics::describe_counter!(
             "sergeant_pod_syncs_interrupted_total",
             "Pod syncs stopped part-way because their pod was to be terminated or stopped."
@@ -678,9 +688,12 @@ impl Handler<PodReport> for PodManager {
             self.given_up.remove(&uid);
             self.reports.insert(uid.clone(), report.pod);
             self.show_status();
-            if !finished_before && self.has_finished(&uid) && self.resizes_wait() {
-                self.retry = Some(RetryTrigger::PodTerminated);
-                self.reconcile(ctx);
+            if !finished_before && self.has_finished(&uid) {
+                self.forget_resize(&uid);
+                if self.resizes_wait() {
+                    self.retry = Some(RetryTrigger::PodTerminated);
+                    self.reconcile(ctx);
+                }
             }
         }
     }

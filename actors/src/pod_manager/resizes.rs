@@ -8,16 +8,18 @@
 //! (`PodResizePending`: `Deferred`, or `Infeasible`, which is not tried again until the pod
 //! asks for something else), with upstream's events and metrics. Waiting resizes are tried
 //! at every look of the pod manager (a source changed, a pod went or finished), in upstream's
-//! order, and every [`RETRY_PERIOD`]. Entry point: [`PodManager::allocate_resizes`].
+//! order, and every [`RETRY_PERIOD`]. Entry point: [`PodManager::allocate_resizes`], which
+//! also keeps `kubelet_pod_pending_resizes`; [`observe_deferred`] times a deferred resize
+//! that stops waiting.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::{AsyncContext, Context};
 use sergeant_core::allocation::{
-    decide, pending_event, resize_requested, retry_order, started_event, with_allocation, Decision,
-    PendingReason, PendingResize, ResizeCheck, RetryKey,
+    decide, pending_event, priority_bucket, resize_requested, retry_order, started_event,
+    with_allocation, Decision, PendingReason, PendingResize, ResizeCheck, RetryKey,
 };
 use sergeant_messages::pods::core::Pod;
 
@@ -54,6 +56,64 @@ impl RetryTrigger {
     }
 }
 
+/// How a deferred resize stopped waiting: the `resolution` label of
+/// `kubelet_pod_deferred_resize_duration_seconds`, as upstream names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Resolution {
+    /// It was allocated.
+    Accepted,
+    /// The pod asked again for what it was allocated.
+    Reverted,
+    /// The pod finished or is being terminated.
+    Terminated,
+}
+
+impl Resolution {
+    fn label(self) -> &'static str {
+        match self {
+            Resolution::Accepted => "accepted",
+            Resolution::Reverted => "reverted",
+            Resolution::Terminated => "terminated",
+        }
+    }
+}
+
+/// Observes in `kubelet_pod_deferred_resize_duration_seconds` how long the resize `pending`
+/// of `pod` waited, when it was deferred, now that it stops waiting as `resolution` says.
+pub(super) fn observe_deferred(pending: Option<&PendingResize>, pod: &Pod, resolution: Resolution) {
+    let Some(pending) = pending.filter(|p| p.reason == PendingReason::Deferred) else {
+        return;
+    };
+    let priority = pod.spec.as_ref().and_then(|s| s.priority);
+    metrics::histogram!(
+        "kubelet_pod_deferred_resize_duration_seconds",
+        "resolution" => resolution.label(),
+        "priority_bucket" => priority_bucket(priority)
+    )
+    .record(pending.since.elapsed().as_secs_f64());
+}
+
+/// Describes the resize metrics, with upstream's help texts.
+pub(super) fn describe_metrics() {
+    metrics::describe_counter!(
+        "kubelet_pod_infeasible_resizes_total",
+        "Number of infeasible resizes for pods."
+    );
+    metrics::describe_counter!(
+        "kubelet_pod_deferred_accepted_resizes_total",
+        "Cumulative number of resizes that were accepted after being deferred."
+    );
+    metrics::describe_gauge!(
+        "kubelet_pod_pending_resizes",
+        "Number of pending resizes for pods, by reason (deferred, infeasible) and priority bucket."
+    );
+    metrics::describe_histogram!(
+        "kubelet_pod_deferred_resize_duration_seconds",
+        "Duration in seconds that a pod resize remains deferred before completion, by \
+         resolution (accepted, reverted, terminated) and priority bucket."
+    );
+}
+
 impl PodManager {
     /// Tries every resize the source's pods (`desired`, by UID) ask for and their pods were
     /// not allocated, in upstream's order, each against the allocations as the ones before it
@@ -67,7 +127,7 @@ impl PodManager {
             let assigned = self.deps.assignments.borrow();
             assigned
                 .iter()
-                .filter(|(_, a)| a.terminating.is_none())
+                .filter(|(uid, a)| a.terminating.is_none() && !self.has_finished(uid))
                 .filter_map(|(uid, a)| {
                     let allocated = a.pod.as_ref()?;
                     let wanted = desired.get(uid)?;
@@ -83,6 +143,48 @@ impl PodManager {
                 self.allocate_resize(&uid, wanted, trigger);
             }
         }
+        self.count_pending();
+    }
+
+    /// Sets `kubelet_pod_pending_resizes` to the resizes that wait now, by reason and
+    /// priority bucket; a series with none left goes to 0.
+    fn count_pending(&mut self) {
+        let mut counts: BTreeMap<(&'static str, &'static str), u32> = BTreeMap::new();
+        for assignment in self.deps.assignments.borrow().values() {
+            if let (Some(pending), Some(pod)) = (&assignment.resize_pending, &assignment.pod) {
+                let priority = pod.spec.as_ref().and_then(|s| s.priority);
+                let key = (pending.reason.metric_label(), priority_bucket(priority));
+                *counts.entry(key).or_default() += 1;
+            }
+        }
+        let series: BTreeSet<_> = counts.keys().copied().collect();
+        let gone = self.pending_series.difference(&series).map(|key| (*key, 0));
+        for ((reason, bucket), count) in gone.chain(counts) {
+            metrics::gauge!(
+                "kubelet_pod_pending_resizes",
+                "reason" => reason,
+                "priority_bucket" => bucket
+            )
+            .set(f64::from(count));
+        }
+        self.pending_series = series;
+    }
+
+    /// Pod `uid` finished: its resize no longer waits.
+    pub(super) fn forget_resize(&mut self, uid: &str) {
+        self.deps.assignments.send_if_modified(|assigned| {
+            let Some(assignment) = assigned.get_mut(uid) else {
+                return false;
+            };
+            let Some(pending) = assignment.resize_pending.take() else {
+                return false;
+            };
+            if let Some(pod) = &assignment.pod {
+                observe_deferred(Some(&pending), pod, Resolution::Terminated);
+            }
+            true
+        });
+        self.count_pending();
     }
 
     /// Whether some pod's resize waits.
@@ -136,6 +238,7 @@ impl PodManager {
         let (why, message) = match decision {
             Decision::Allocate => {
                 tracing::info!(pod = %uid, "resize allocated");
+                observe_deferred(previous.as_ref(), wanted, Resolution::Accepted);
                 if previous
                     .as_ref()
                     .is_some_and(|p| p.reason == PendingReason::Deferred)

@@ -7,11 +7,12 @@
 //! ([`PendingResize`], its `PodResizePending` condition): `Deferred` (tried again as the
 //! node's pods change, in [`retry_order`]) or `Infeasible` (not tried again until the pod
 //! asks for something else). The events say so in upstream's words ([`pending_event`],
-//! [`started_event`]).
+//! [`started_event`]); the metrics band pods by priority ([`priority_bucket`]).
 //!
 //! Entry points: [`decide`], asked by the pod manager for each resize it has not allocated;
 //! [`with_allocation`], the pod it hands the pod actor.
 
+mod bucket;
 mod decide;
 mod message;
 mod order;
@@ -19,6 +20,7 @@ mod view;
 
 use std::time::Instant;
 
+pub use bucket::priority_bucket;
 pub use decide::{decide, Decision, ResizeCheck};
 pub use message::{pending_event, started_event};
 pub use order::{retry_order, RetryKey};
@@ -40,6 +42,16 @@ impl PendingReason {
         match self {
             PendingReason::Deferred => "Deferred",
             PendingReason::Infeasible => "Infeasible",
+        }
+    }
+
+    /// The `reason` label of `kubelet_pod_pending_resizes`: the reason in lower case, as
+    /// upstream's.
+    #[must_use]
+    pub fn metric_label(self) -> &'static str {
+        match self {
+            PendingReason::Deferred => "deferred",
+            PendingReason::Infeasible => "infeasible",
         }
     }
 }
