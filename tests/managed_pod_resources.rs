@@ -277,6 +277,11 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
     assert_eq!(limit_now(), Some(64 << 20));
 }
 
+/// The line of `kubelet_pod_pending_resizes` that counts deferred resizes of pods of no
+/// priority.
+const DEFERRED_PENDING: &str =
+    "kubelet_pod_pending_resizes{reason=\"deferred\",priority_bucket=\"normal\"} ";
+
 /// The node's allocatable cpu in millicores, as its Node object reports it once registered.
 fn allocatable_cpu_millis(node: &Managed) -> i64 {
     let cpu = common::wait_for("the Node's allocatable cpu", DEADLINE, || {
@@ -355,6 +360,37 @@ fn assert_deferred(node: &Managed, (name, uid, id): (&str, &str, &str), message:
     );
 }
 
+/// Runs pod `holder`, which requests all but 500m of the node's allocatable cpu, and pod
+/// `grower` (Guaranteed, 100m), then resizes `grower` to 800m and checks the resize is deferred (see
+/// [`assert_deferred`]). Returns `grower`'s UID and container ID.
+fn grower_beside_holder(node: &Managed, (holder, grower): (&str, &str)) -> (String, String) {
+    let allocatable = allocatable_cpu_millis(node);
+    let held = allocatable - 500;
+    node.create(
+        holder,
+        &format!(
+            "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n    \
+             resources:\n      requests: {{cpu: {held}m}}\n"
+        ),
+    );
+    let uid = node.create(grower, &guaranteed("100m"));
+    let running = node.wait_pod(grower, "Running", |p| container_state_running(p, "main"));
+    node.wait_pod(holder, "Running", |p| container_state_running(p, "main"));
+    let (_, _, id) = applied(&running, "main");
+    let id = id.trim_start_matches("containerd://").to_owned();
+
+    node.patch_subresource(grower, "resize", &cpu_resize(800));
+    assert_deferred(
+        node,
+        (grower, &uid, &id),
+        &format!(
+            "Node didn't have enough resource: cpu, requested: 800, used: {held}, capacity: \
+             {allocatable}"
+        ),
+    );
+    (uid, id)
+}
+
 /// A resize that does not fit beside another pod's requests is not applied: the pod shows
 /// `PodResizePending` with reason `Deferred` and upstream's message, keeps its allocated cpu
 /// (containerd, the pod cgroup, its status); once the other pod is deleted the resize is
@@ -364,32 +400,8 @@ fn assert_deferred(node: &Managed, (name, uid, id): (&str, &str, &str), message:
 #[test]
 fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
     let node = Managed::start("resize-deferred", &[]);
-    let allocatable = allocatable_cpu_millis(&node);
-    let held = allocatable - 500;
-    node.create(
-        "holder",
-        &format!(
-            "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n    \
-             resources:\n      requests: {{cpu: {held}m}}\n"
-        ),
-    );
-    let uid = node.create("grower", &guaranteed("100m"));
-    let running = node.wait_pod("grower", "Running", |p| container_state_running(p, "main"));
-    node.wait_pod("holder", "Running", |p| container_state_running(p, "main"));
-    let (_, _, id) = applied(&running, "main");
-    let id = id.trim_start_matches("containerd://").to_owned();
-
-    node.patch_subresource("grower", "resize", &cpu_resize(800));
-    assert_deferred(
-        &node,
-        ("grower", &uid, &id),
-        &format!(
-            "Node didn't have enough resource: cpu, requested: 800, used: {held}, capacity: \
-             {allocatable}"
-        ),
-    );
-    let pending = "kubelet_pod_pending_resizes{reason=\"deferred\",priority_bucket=\"normal\"} ";
-    assert_eq!(node.metric(pending), Some(1.0));
+    let (uid, id) = grower_beside_holder(&node, ("holder", "grower"));
+    assert_eq!(node.metric(DEFERRED_PENDING), Some(1.0));
 
     node.cluster
         .kubectl(&["delete", "pod", "holder", "-n", "default", "--wait=false"]);
@@ -409,7 +421,7 @@ fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
         node.metric("kubelet_pod_deferred_accepted_resizes_total{retry_trigger=\"pods_removed\"}"),
         Some(1.0)
     );
-    assert_eq!(node.metric(pending), Some(0.0));
+    assert_eq!(node.metric(DEFERRED_PENDING), Some(0.0));
     assert_eq!(
         node.metric(
             "kubelet_pod_deferred_resize_duration_seconds_count{resolution=\"accepted\",\
@@ -417,6 +429,44 @@ fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
         ),
         Some(1.0)
     );
+}
+
+/// A sergeant killed (SIGKILL) while a resize waits and started again admits its pods at what
+/// it had allocated them (its checkpoint in the root directory): neither pod is refused, the
+/// waiter's container keeps its 100m, and its resize waits again as `Deferred`, counted as
+/// pending by the new process. Before, the restarted sergeant admitted each pod at what it
+/// asks — the waiter at 800m beside the keeper — and refused one of them (OutOfcpu).
+#[test]
+fn a_restarted_sergeant_keeps_the_allocations_and_the_waiting_resize() {
+    let mut node = Managed::start("resize-restart", &[]);
+    let (uid, id) = grower_beside_holder(&node, ("keeper", "waiter"));
+    node.agent.signal(nix::sys::signal::Signal::SIGKILL);
+    node.agent.wait_exit(std::time::Duration::from_secs(10));
+    node.agent.restart_in_place();
+
+    common::wait_for(
+        "the restarted sergeant to count the resize pending",
+        DEADLINE,
+        || (node.metric(DEFERRED_PENDING)? == 1.0).then_some(()),
+    );
+    assert_eq!(
+        node.metric("kubelet_admission_rejections_total"),
+        None,
+        "no pod refused: {}",
+        node.agent.log_tail(40)
+    );
+    assert_eq!(cpu_quota(&id), 10_000, "the container keeps its allocation");
+    let waiter = node.wait_pod("waiter", "still deferred", |p| {
+        resize_pending(p).is_some_and(|c| c["reason"] == "Deferred")
+    });
+    assert_eq!(
+        applied(&waiter, "main").2,
+        format!("containerd://{id}"),
+        "same container"
+    );
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "10000");
+    let keeper = node.pod("keeper").expect("the keeper");
+    assert_eq!(phase(&keeper), "Running", "{keeper}");
 }
 
 /// Has the API server take the resize `patch` of pod `name` while the Node says `status` (a

@@ -26,7 +26,7 @@ use sergeant_core::admission::{
     admit, admit_groups_policy, admit_to_node, wants_strict_groups, Capacity, Rejection,
 };
 use sergeant_core::allocatable::NodeResources;
-use sergeant_core::allocation::{resize_requested, with_allocation};
+use sergeant_core::allocation::{resize_requested, with_allocation, Allocations};
 use sergeant_core::eviction;
 use sergeant_core::kind::ephemeral_containers;
 use sergeant_core::labels;
@@ -94,6 +94,11 @@ pub struct PodManager {
     /// The `(reason, priority_bucket)` series of `kubelet_pod_pending_resizes` last set above
     /// 0: each goes to 0 once no resize of its kind waits.
     pub(super) pending_series: BTreeSet<(&'static str, &'static str)>,
+    /// The allocations the checkpoint held when this pod manager started: a pod found there
+    /// is admitted at its allocation (see `checkpoint`).
+    pub(super) loaded: Allocations,
+    /// The allocations last written to the checkpoint.
+    pub(super) saved: Option<Allocations>,
     reports: BTreeMap<String, Arc<Pod>>,
     /// Pods whose actor was given up and not back yet: reported with the reason.
     given_up: BTreeSet<String>,
@@ -125,6 +130,8 @@ impl PodManager {
             orphans_checked: false,
             retry: None,
             pending_series: BTreeSet::new(),
+            loaded: Allocations::default(),
+            saved: None,
         }
     }
 
@@ -297,6 +304,7 @@ impl PodManager {
         self.allocate_resizes(&desired, trigger);
         let capacity = self.capacity(&node);
         let allowlist = Allowlist::of(&self.deps.config.borrow().active.kubelet);
+        let mut added_waiting = false;
         for (uid, pod) in &desired {
             if self.workers.contains_key(uid)
                 || self.rejected.contains_key(uid)
@@ -310,6 +318,9 @@ impl PodManager {
                 self.start_worker(key_of(pod), Some(Arc::clone(pod)), Some(grace));
                 continue;
             }
+            // A pod this node ran before is admitted at what it was allocated then.
+            let pod = &self.at_allocation(uid, pod);
+            added_waiting |= resize_requested(pod, &desired[uid]);
             let strict_groups = match self.strict_groups {
                 Some(applied) => applied,
                 // Decided once the runtime has said whether it applies the policy.
@@ -330,6 +341,10 @@ impl PodManager {
                 Err(rejection) => self.reject(uid, pod, &rejection),
             }
         }
+        if added_waiting {
+            self.allocate_resizes(&desired, RetryTrigger::PodsAdded);
+        }
+        self.save_allocations(synced);
         if synced && !self.orphans_checked {
             self.orphans_checked = true;
             self.find_orphans(desired.keys().cloned().collect(), ctx);
@@ -615,6 +630,7 @@ impl Actor for PodManager {
                     .fail(ctx, format!("cannot read the node's settings: {err}"))
             }
         }
+        self.load_allocations();
         for source in self.deps.sources.clone() {
             let mut source = source;
             let addr = ctx.address();

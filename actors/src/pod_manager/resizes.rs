@@ -39,6 +39,9 @@ pub(super) enum RetryTrigger {
     PodUpdated,
     /// A pod is gone from its source or being deleted: what it held is free.
     PodsRemoved,
+    /// Pods this node ran before a restart were admitted at their allocations, a resize of
+    /// theirs waiting.
+    PodsAdded,
     /// A pod finished (Succeeded or Failed): it holds nothing any more.
     PodTerminated,
     /// [`RETRY_PERIOD`] passed.
@@ -50,6 +53,7 @@ impl RetryTrigger {
         match self {
             RetryTrigger::PodUpdated => "pod_updated",
             RetryTrigger::PodsRemoved => "pods_removed",
+            RetryTrigger::PodsAdded => "pods_added",
             RetryTrigger::PodTerminated => "pod_terminated",
             RetryTrigger::Periodic => "periodic_retry",
         }

@@ -7,12 +7,14 @@
 //! ([`PendingResize`], its `PodResizePending` condition): `Deferred` (tried again as the
 //! node's pods change, in [`retry_order`]) or `Infeasible` (not tried again until the pod
 //! asks for something else). The events say so in upstream's words ([`pending_event`],
-//! [`started_event`]); the metrics band pods by priority ([`priority_bucket`]).
+//! [`started_event`]); the metrics band pods by priority ([`priority_bucket`]). The
+//! allocations outlive a restart in a checkpoint ([`Allocations`]).
 //!
 //! Entry points: [`decide`], asked by the pod manager for each resize it has not allocated;
 //! [`with_allocation`], the pod it hands the pod actor.
 
 mod bucket;
+mod checkpoint;
 mod decide;
 mod message;
 mod order;
@@ -21,10 +23,11 @@ mod view;
 use std::time::Instant;
 
 pub use bucket::priority_bucket;
+pub use checkpoint::{Allocations, CheckpointError, CHECKPOINT_FILE};
 pub use decide::{decide, Decision, ResizeCheck};
 pub use message::{pending_event, started_event};
 pub use order::{retry_order, RetryKey};
-pub use view::{pod_level_resize_requested, resize_requested, with_allocation};
+pub use view::{pod_level_resize_requested, resize_requested, with_allocation, PodAllocation};
 
 /// Why a resize is not allocated: upstream's `PodResizePending` reasons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

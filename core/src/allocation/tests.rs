@@ -358,3 +358,23 @@ fn events_carry_upstreams_resource_summary() {
          {\"requests\":{\"cpu\":\"2\",\"memory\":\"1Gi\"}}}],\"generation\":2}"
     );
 }
+
+#[test]
+fn a_checkpoint_gives_a_pod_back_its_allocation_after_a_restart() {
+    let given = with_sidecar("100m", "1");
+    let checkpoint = Allocations::of([("p", &given)])
+        .to_bytes()
+        .expect("written");
+    let read = Allocations::parse(&checkpoint).expect("read back");
+    assert_eq!(read, Allocations::of([("p", &given)]));
+    let desired = with_sidecar("200m", "2");
+    let admitted = read.apply("p", &desired).expect("p has an allocation");
+    assert_eq!(admitted, with_allocation(&desired, &given));
+    assert!(!resize_requested(&given, &admitted));
+    assert!(
+        resize_requested(&admitted, &desired),
+        "the resize still waits"
+    );
+    assert_eq!(read.apply("other", &desired), None, "a pod never allocated");
+    assert!(Allocations::parse(b"{\"p\": 3}").is_err());
+}

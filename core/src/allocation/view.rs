@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
+use serde::{Deserialize, Serialize};
 use sergeant_config::Quantity;
 
 /// Whether `desired` asks for other resources than `allocated` was given.
@@ -34,19 +35,47 @@ pub fn pod_level_resize_requested(allocated: &Pod, desired: &Pod) -> bool {
 /// every other field of the spec — is `desired`'s.
 #[must_use]
 pub fn with_allocation(desired: &Pod, allocated: &Pod) -> Pod {
-    let mut pod = desired.clone();
-    let Some(spec) = pod.spec.as_mut() else {
-        return pod;
-    };
-    let given = allocated.spec.as_ref();
-    spec.resources = given.and_then(|s| s.resources.clone());
-    let regular = spec.containers.iter_mut();
-    for container in regular.chain(spec.init_containers.iter_mut().flatten()) {
-        if let Some(given) = containers(allocated).find(|c| c.name == container.name) {
-            container.resources.clone_from(&given.resources);
+    PodAllocation::of(allocated).apply(desired)
+}
+
+/// What a pod was allocated: its pod-level `spec.resources` and each container's `resources`,
+/// by container name — what the allocation checkpoint keeps of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PodAllocation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pod: Option<ResourceRequirements>,
+    #[serde(default)]
+    containers: BTreeMap<String, Option<ResourceRequirements>>,
+}
+
+impl PodAllocation {
+    /// What `pod`, at its allocation, was given.
+    #[must_use]
+    pub fn of(pod: &Pod) -> Self {
+        Self {
+            pod: pod_level(pod).cloned(),
+            containers: containers(pod)
+                .map(|c| (c.name.clone(), c.resources.clone()))
+                .collect(),
         }
     }
-    pod
+
+    /// `desired` with these resources (see [`with_allocation`]).
+    #[must_use]
+    pub fn apply(&self, desired: &Pod) -> Pod {
+        let mut pod = desired.clone();
+        let Some(spec) = pod.spec.as_mut() else {
+            return pod;
+        };
+        spec.resources.clone_from(&self.pod);
+        let regular = spec.containers.iter_mut();
+        for container in regular.chain(spec.init_containers.iter_mut().flatten()) {
+            if let Some(given) = self.containers.get(&container.name) {
+                container.resources.clone_from(given);
+            }
+        }
+        pod
+    }
 }
 
 /// The pod's own `spec.resources`.
