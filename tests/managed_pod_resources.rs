@@ -194,9 +194,10 @@ fn container_state_running(pod: &Value, name: &str) -> bool {
 }
 
 /// A resize that would set a memory limit below what the container uses is not carried out:
-/// the pod shows `PodResizeInProgress` with reason `Error` and upstream's message, the
-/// container keeps its limit (in the runtime and in its status), and a resize back clears the
-/// condition. Before, the lower limit was written regardless.
+/// the pod shows `PodResizeInProgress` with reason `Error` and upstream's message, a
+/// `ResizeError` event says it, the container keeps its limit (in the runtime and in its
+/// status), and a resize back clears the condition. Before, the lower limit was written
+/// regardless.
 #[test]
 fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
     let node = Managed::start("resize-below-usage", &[]);
@@ -205,7 +206,7 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
                                        "limits": {"cpu": "100m", "memory": memory}})
     };
     // 20 MiB in a tmpfs file, charged to the container's memory cgroup.
-    node.create(
+    let uid = node.create(
         "filled",
         &format!(
             "  containers:\n  - name: main\n    image: {SHELL}\n    \
@@ -252,6 +253,13 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
         "{condition}"
     );
     assert_eq!(condition["status"], "True");
+    let event = node.wait_event(("filled", &uid), "ResizeError", |_| true);
+    let said = event["message"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with("Pod resize error: {")
+            && said.contains("memory limit (10485760) below current usage ("),
+        "{event}"
+    );
     assert_eq!(limit_now(), Some(64 << 20), "the limit was not lowered");
     assert_eq!(
         refused["status"]["resources"]["limits"]["memory"], "64Mi",

@@ -26,9 +26,9 @@ use super::probe::{ProbeDeps, ProbeResult, ProbeSet};
 use super::sync::{sync, SyncInput, SyncOutcome};
 use super::verdicts;
 use crate::config_feed::ConfigState;
-use crate::events::{EventSink, EventType};
+use crate::events::{reason, EventSink, EventType};
 use crate::runtime::{time_in_runtime, RuntimePort};
-use sergeant_core::allocation::PendingResize;
+use sergeant_core::allocation::{error_event, PendingResize};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::plan::ProbeVerdicts;
 use sergeant_core::restart::RestartGates;
@@ -368,7 +368,16 @@ impl PodWorker {
                     .increment(1);
             }
             // A sync that stopped early did not get to the resize: what it said before stands.
-            None => self.resize_error.clone_from(&outcome.resize_error),
+            None => {
+                let news =
+                    outcome.resize_error.is_some() && outcome.resize_error != self.resize_error;
+                self.resize_error.clone_from(&outcome.resize_error);
+                if let Some(error) = outcome.resize_error.as_deref().filter(|_| news) {
+                    let message = error_event(pod, error);
+                    let events = self.deps.events.for_pod(pod);
+                    events.pod(EventType::Warning, reason::RESIZE_ERROR, message);
+                }
+            }
         }
         let events = self.deps.events.for_pod(pod);
         for (container, _) in outcome

@@ -1,6 +1,7 @@
 //! The messages of upstream's resize events: a prefix naming what happened, then a JSON
 //! summary of the resources the pod's spec asks for, its generation and, for a pending
-//! resize, why (`Pod resize Deferred: {"containers":[…],"generation":2,"error":"…"}`).
+//! resize or one that could not be carried out, why (`Pod resize Deferred:
+//! {"containers":[…],"generation":2,"error":"…"}`).
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,13 @@ pub fn pending_event(pod: &Pod, pending: &PendingResize) -> String {
 #[must_use]
 pub fn started_event(pod: &Pod) -> String {
     message("Pod resize started", pod, "")
+}
+
+/// The message of the `ResizeError` event of `pod`, whose allocated resize could not be
+/// carried out for the reason `error` says.
+#[must_use]
+pub fn error_event(pod: &Pod, error: &str) -> String {
+    message("Pod resize error", pod, error)
 }
 
 fn message(prefix: &str, pod: &Pod, error: &str) -> String {

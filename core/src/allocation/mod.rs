@@ -25,7 +25,7 @@ use std::time::Instant;
 pub use bucket::priority_bucket;
 pub use checkpoint::{Allocations, CheckpointError, CHECKPOINT_FILE};
 pub use decide::{decide, Decision, ResizeCheck};
-pub use message::{pending_event, started_event};
+pub use message::{error_event, pending_event, started_event};
 pub use order::{retry_order, RetryKey};
 pub use view::{pod_level_resize_requested, resize_requested, with_allocation, PodAllocation};
 

@@ -351,6 +351,11 @@ fn events_carry_upstreams_resource_summary() {
          {\"requests\":{\"cpu\":\"200m\"}}}],\"containers\":[{\"name\":\"c1\",\"resources\":{}}],\
          \"generation\":3,\"error\":\"Node didn't have enough resource: cpu\"}"
     );
+    assert_eq!(
+        error_event(&pod("p", "2", "1Gi"), "no"),
+        "Pod resize error: {\"containers\":[{\"name\":\"c1\",\"resources\":\
+         {\"requests\":{\"cpu\":\"2\",\"memory\":\"1Gi\"}}}],\"generation\":2,\"error\":\"no\"}"
+    );
     let grown = pod("p", "2", "1Gi");
     assert_eq!(
         started_event(&grown),

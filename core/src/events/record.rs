@@ -65,6 +65,8 @@ pub mod reason {
     pub const RESIZE_INFEASIBLE: &str = "ResizeInfeasible";
     /// A resize was allocated: the pod actor applies it.
     pub const RESIZE_STARTED: &str = "ResizeStarted";
+    /// An allocated resize could not be carried out (`PodResizeInProgress`, reason `Error`).
+    pub const RESIZE_ERROR: &str = "ResizeError";
     /// Image garbage collection could not free what the high threshold asked for (node).
     pub const FREE_DISK_SPACE_FAILED: &str = "FreeDiskSpaceFailed";
     /// Image garbage collection failed twice in a row (node).
