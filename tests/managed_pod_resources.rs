@@ -253,12 +253,11 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
         "{condition}"
     );
     assert_eq!(condition["status"], "True");
-    let event = node.wait_event(("filled", &uid), "ResizeError", |_| true);
-    let said = event["message"].as_str().unwrap_or_default();
-    assert!(
-        said.starts_with("Pod resize error: {")
-            && said.contains("memory limit (10485760) below current usage ("),
-        "{event}"
+    assert_resize_event(
+        &node,
+        ("filled", &uid),
+        ("ResizeError", "Pod resize error"),
+        "memory limit (10485760) below current usage (",
     );
     assert_eq!(limit_now(), Some(64 << 20), "the limit was not lowered");
     assert_eq!(
@@ -360,10 +359,26 @@ fn assert_deferred(node: &Managed, (name, uid, id): (&str, &str, &str), message:
     assert_eq!(main["allocatedResources"]["cpu"], "100m", "{main}");
     assert_eq!(main["resources"]["limits"]["cpu"], "100m", "{main}");
     assert_eq!(deferred["status"]["allocatedResources"]["cpu"], "100m");
-    let event = node.wait_event((name, uid), "ResizeDeferred", |_| true);
+    assert_resize_event(
+        node,
+        (name, uid),
+        ("ResizeDeferred", "Pod resize Deferred"),
+        message,
+    );
+}
+
+/// Waits for an event of pod `(name, uid)` with `reason` and checks its message is upstream's:
+/// `prefix`, then the summary of the pod's resources, which holds `error`.
+fn assert_resize_event(
+    node: &Managed,
+    pod: (&str, &str),
+    (reason, prefix): (&str, &str),
+    error: &str,
+) {
+    let event = node.wait_event(pod, reason, |_| true);
     let said = event["message"].as_str().unwrap_or_default();
     assert!(
-        said.starts_with("Pod resize Deferred: {") && said.contains(message),
+        said.starts_with(&format!("{prefix}: {{")) && said.contains(error),
         "{event}"
     );
 }
@@ -611,12 +626,11 @@ fn with_the_gate_off_a_pod_level_resize_is_infeasible_and_a_container_resize_is_
         (&Value::Null, &Value::Null),
         "{status}"
     );
-    let event = node.wait_event(("podlevel", &uid), "ResizeInfeasible", |_| true);
-    let said = event["message"].as_str().unwrap_or_default();
-    assert!(
-        said.starts_with("Pod resize Infeasible: {")
-            && said.ends_with("\"error\":\"InPlacePodLevelResourcesVerticalScaling is disabled\"}"),
-        "{event}"
+    assert_resize_event(
+        &node,
+        ("podlevel", &uid),
+        ("ResizeInfeasible", "Pod resize Infeasible"),
+        "\"error\":\"InPlacePodLevelResourcesVerticalScaling is disabled\"}",
     );
 
     assert_eq!(
