@@ -47,7 +47,7 @@ use common::managed::cri_endpoint;
 use common::node::SHELL;
 use isolation::Isolation;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use managed_agent::{agent_kinds, condition, wait_ready, Agent};
+use managed_agent::{agent_kinds, condition, forget_node, wait_ready, Agent};
 use rounds::{results_dir, Rounds};
 use serde_json::{json, Value};
 use stats::percentile;
@@ -453,19 +453,7 @@ fn measure(
 /// Node `bench-<name>`, measured, stopped, and its Node deleted.
 fn round(cluster: &Cluster, name: &str, binary: Option<&Path>, index: usize) -> Value {
     let node = format!("bench-{name}").replace('_', "-");
-    // What an interrupted run left: its pods would be adopted, its Node reused.
-    let on_node = format!("spec.nodeName={node}");
-    cluster.kubectl(&[
-        "delete",
-        "pods",
-        "-n",
-        "default",
-        "--field-selector",
-        &on_node,
-        "--grace-period=0",
-        "--force",
-    ]);
-    cluster.kubectl(&["delete", "node", &node, "--ignore-not-found"]);
+    forget_node(cluster, &node);
     let scratch = tempfile::tempdir().expect("a temporary directory");
     let isolation = Isolation::new(&format!("managed-{name}"), scratch.path());
     let log = results_dir().join(format!("managed_startup-{name}-{index}.log"));

@@ -17,9 +17,9 @@
 
 mod common;
 
-use std::fs;
 use std::time::{Duration, Instant};
 
+use common::process::{cpu_percent, rss_kib};
 use common::rounds::Rounds;
 use common::stats::percentile;
 use common::{all, containers_running, Agent, HealthzSampler, Kind};
@@ -41,32 +41,6 @@ fn own_overhead(agent: &Agent) -> Option<(f64, f64)> {
         common::metric_value(&text, &series)
     };
     Some((quantile("0.5")?, quantile("0.99")?))
-}
-
-/// The resident set size of `pid`, in KiB (0 when it cannot be read).
-fn rss_kib(pid: u32) -> u64 {
-    fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// User + system CPU time of `pid`, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after_name = stat.rsplit(')').next().unwrap_or_default();
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let field = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    field(11) + field(12)
 }
 
 /// One round of `kind`: a fresh agent, every size in turn; the numbers per size, under
@@ -112,10 +86,7 @@ fn round(kind: &Kind, endpoint: &str) -> Value {
             entry["own_overhead_p99_ms"] = json!(overhead.1 * 1e3);
         }
         if count == *SIZES.last().unwrap_or(&0) {
-            let ticks_before = cpu_ticks(pid);
-            std::thread::sleep(IDLE_WINDOW);
-            let cpu_percent =
-                (cpu_ticks(pid) - ticks_before) as f64 / 100.0 / IDLE_WINDOW.as_secs_f64() * 100.0;
+            let cpu_percent = cpu_percent(&[pid], IDLE_WINDOW);
             let rss = rss_kib(pid);
             println!(
                 "{:>16} idle with {count} pods: RSS {:.1} MiB, CPU {cpu_percent:.2} %",

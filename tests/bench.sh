@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The benchmarks (not tests: they print numbers and write them to results files, they assert
 # nothing): CRI adapter overhead against a bare tonic client, and pod start-up and footprint
-# with 1, 10 and 110 static pods, managed-mode start-up, and the API requests of an idle node
-# with 110 pods, for sergeant and for the upstream kubelet of the pinned release, on the same
-# containerd, in SERGEANT_BENCH_ROUNDS (default 3) rounds per agent, interleaved, with the
-# median, min and max of every number over the rounds (benches/common/rounds.rs). Starts the
-# node environment itself, like tests/run.sh, but
-# on a containerd instance of its own ("bench", stopped again at the end): the upstream kubelet
-# removes every container on its containerd that it does not know, so it must never share the
-# instance the tests use ("main").
+# with 1, 10 and 110 static pods, managed-mode start-up, the API requests of an idle node
+# with 110 pods, and node pressure (threshold crossed to condition and eviction), for sergeant
+# and for the upstream kubelet of the pinned release, on the same containerd, in
+# SERGEANT_BENCH_ROUNDS (default 3) rounds per agent, interleaved, with the median, min and
+# max of every number over the rounds (benches/common/rounds.rs). Starts the node environment
+# itself, like tests/run.sh, but on a containerd instance of its own ("bench", stopped again at
+# the end): the upstream kubelet removes every container on its containerd that it does not
+# know, so it must never share the instance the tests use ("main").
 #
 # Results: $SERGEANT_RESULTS_DIR (default target/bench-results) as JSON.
 set -euo pipefail
@@ -56,4 +56,7 @@ cargo bench -p sergeant --bench managed_startup
 # The API server load of an idle node with 110 pods (service-account tokens mounted), counted
 # by an audit-logging API server of the benchmark's own.
 cargo bench -p sergeant --bench managed_idle_api
+# Node pressure (disk, memory): from a threshold crossed to the condition on the Node and to the
+# eviction, and the agents' footprint while they sample with one pod. Mounts a loop device.
+cargo bench -p sergeant --bench node_pressure
 echo "results in $SERGEANT_RESULTS_DIR"

@@ -87,10 +87,19 @@ impl Isolation {
     /// with the test machine's eviction thresholds.
     pub fn kubelet_config(&self) -> String {
         format!(
-            "cgroupRoot: {}\npodLogsDir: {}\n{}",
-            self.cgroup_root,
-            self.pod_logs.display(),
+            "{}{}",
+            self.layout_config(),
             super::harness::TEST_EVICTION_HARD
+        )
+    }
+
+    /// The KubeletConfiguration lines that put the agent's pod cgroups and pod logs here, for
+    /// a benchmark that sets the eviction thresholds itself.
+    pub fn layout_config(&self) -> String {
+        format!(
+            "cgroupRoot: {}\npodLogsDir: {}\n",
+            self.cgroup_root,
+            self.pod_logs.display()
         )
     }
 
@@ -241,4 +250,45 @@ fn remove_cgroup_tree(dir: &Path) -> Result<(), String> {
         }
     }
     fs::remove_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// How many mounts stacked on one another [`unmount_all`] takes off one mount point at most.
+const MAX_STACKED: usize = 8;
+
+/// Unmounts every mount at `path` or below it, deepest first, as many times as mounts are
+/// stacked there; lazily when one is busy. The upstream kubelet bind-mounts its root directory
+/// onto itself (to make it shared) and mounts pods' volumes below it: mounts that outlive it
+/// and keep the filesystem below them busy. Says what it could not unmount.
+pub fn unmount_all(path: &Path) {
+    for _ in 0..MAX_STACKED {
+        let mounts = mounts_at_or_below(path);
+        if mounts.is_empty() {
+            return;
+        }
+        for mount in mounts {
+            if nix::mount::umount2(mount.as_str(), nix::mount::MntFlags::empty()).is_err() {
+                let _ = nix::mount::umount2(mount.as_str(), nix::mount::MntFlags::MNT_DETACH);
+            }
+        }
+    }
+    println!(
+        "mounts left at or below {}: {:?}",
+        path.display(),
+        mounts_at_or_below(path)
+    );
+}
+
+/// The mount points at `path` or below it (`/proc/self/mountinfo`), deepest first.
+fn mounts_at_or_below(path: &Path) -> Vec<String> {
+    let at = path.display().to_string();
+    let below = format!("{at}/");
+    let text = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut mounts: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .filter(|mount| *mount == at || mount.starts_with(&below))
+        .map(str::to_owned)
+        .collect();
+    mounts.sort_by_key(|mount| std::cmp::Reverse(mount.len()));
+    mounts
 }

@@ -1,7 +1,9 @@
 //! The node agents the managed-mode benchmarks compare, registered with the test control plane
 //! on the benchmark's containerd: sergeant through the test harness, and the upstream kubelet
-//! of the pinned release with the same isolation (see `isolation.rs`) and the same ports
-//! (healthz, read-only, TLS API, all on loopback); and waiting for either's Node to be Ready.
+//! of the pinned release with the same isolation (see `isolation.rs`), the same ports
+//! (healthz, read-only, TLS API, all on loopback) and the same KubeletConfiguration lines and
+//! root directory ([`Setup`]); and waiting for either's Node to be Ready.
+#![allow(dead_code)] // each benchmark uses its own part
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,7 +16,7 @@ use crate::harness::cluster::Cluster;
 use crate::harness::free_port;
 use crate::harness::managed::{cri_endpoint, Managed};
 use crate::harness::TestConfig;
-use crate::isolation::Isolation;
+use crate::isolation::{self, Isolation};
 
 /// The agents to compare: sergeant, and the upstream kubelet when `UPSTREAM_KUBELET` names its
 /// binary (tests/bench.sh sets it), each with the name its results go under.
@@ -25,6 +27,29 @@ pub fn agent_kinds() -> Vec<(&'static str, Option<PathBuf>)> {
         None => println!("UPSTREAM_KUBELET not set: the upstream kubelet is not measured"),
     }
     kinds
+}
+
+/// What an agent runs with besides its Node name and API server, the same for both agents.
+pub struct Setup {
+    /// KubeletConfiguration lines: the isolation's, and the eviction thresholds.
+    pub kubelet: String,
+    /// The agent's root directory (`--root-dir`); `None`: a temporary directory of its own.
+    pub root_dir: Option<PathBuf>,
+    /// Command-line flags of the upstream kubelet that pin what sergeant has fixed and no
+    /// configuration field for (cAdvisor's `--housekeeping-interval`).
+    pub upstream_flags: Vec<String>,
+}
+
+impl Setup {
+    /// `isolation`'s lines with the test machine's eviction thresholds, in a temporary root
+    /// directory.
+    pub fn isolated(isolation: &Isolation) -> Self {
+        Self {
+            kubelet: isolation.kubelet_config(),
+            root_dir: None,
+            upstream_flags: Vec::new(),
+        }
+    }
 }
 
 /// The upstream kubelet registered with the control plane; killed when dropped.
@@ -38,15 +63,15 @@ pub struct Upstream {
 
 impl Upstream {
     /// Starts `binary` as Node `node` with `kubeconfig` (the node credentials the control
-    /// plane issues for it), on the benchmark's containerd, with `isolation`'s cgroup root and
-    /// pod logs directory, writing its log to `log`. Like sergeant's test configuration, it
-    /// serves a read-only port besides the healthz and TLS ones.
+    /// plane issues for it), on the benchmark's containerd, with `setup`'s configuration
+    /// lines, root directory and flags, writing its log to `log`. Like sergeant's test
+    /// configuration, it serves a read-only port besides the healthz and TLS ones.
     pub fn start(
         binary: &Path,
         cluster: &Cluster,
         kubeconfig: &Path,
         node: &str,
-        isolation: &Isolation,
+        setup: &Setup,
         log: &Path,
     ) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
@@ -62,7 +87,7 @@ impl Upstream {
                 free_port(),
                 free_port(),
                 cri_endpoint(),
-                isolation.kubelet_config(),
+                setup.kubelet,
                 cluster.ca_cert().display()
             ),
         )
@@ -74,8 +99,14 @@ impl Upstream {
             .arg("--kubeconfig")
             .arg(kubeconfig)
             .arg("--root-dir")
-            .arg(dir.path().join("root"))
+            .arg(
+                setup
+                    .root_dir
+                    .clone()
+                    .unwrap_or_else(|| dir.path().join("root")),
+            )
             .args(["--hostname-override", node])
+            .args(&setup.upstream_flags)
             .stdin(Stdio::null())
             .stdout(out.try_clone().expect("log handle"))
             .stderr(out)
@@ -90,9 +121,12 @@ impl Upstream {
 }
 
 impl Drop for Upstream {
+    /// Kills the kubelet and takes off the mounts it left on its temporary root directory (a
+    /// bind mount onto itself, and the volumes of pods it did not tear down).
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        isolation::unmount_all(&self._dir.path().join("root"));
     }
 }
 
@@ -106,9 +140,9 @@ pub enum Agent {
 
 impl Agent {
     /// Starts sergeant (`binary` `None`) or the upstream kubelet at `binary` as Node `node`,
-    /// with `isolation`, talking to the API server at `server` (`None`: the shared one). The
-    /// upstream kubelet's output goes to `log`; sergeant's stays with the harness
-    /// ([`Agent::log`]).
+    /// with `isolation` and the test machine's eviction thresholds, talking to the API server
+    /// at `server` (`None`: the shared one). The upstream kubelet's output goes to `log`;
+    /// sergeant's stays with the harness ([`Agent::log`]).
     pub fn start(
         cluster: &Cluster,
         binary: Option<&Path>,
@@ -117,12 +151,31 @@ impl Agent {
         isolation: &Isolation,
         log: &Path,
     ) -> Self {
+        let setup = Setup::isolated(isolation);
+        Self::start_with(cluster, binary, node, server, &setup, log)
+    }
+
+    /// [`Agent::start`] with `setup` in place of the isolation's lines and a temporary root
+    /// directory.
+    pub fn start_with(
+        cluster: &Cluster,
+        binary: Option<&Path>,
+        node: &str,
+        server: Option<&str>,
+        setup: &Setup,
+        log: &Path,
+    ) -> Self {
         match binary {
             None => {
-                let config = TestConfig::new().kubelet(&isolation.kubelet_config());
+                let config = TestConfig::new().kubelet(&setup.kubelet);
+                let root = setup.root_dir.as_ref().map(|d| d.to_string_lossy());
+                let args: Vec<&str> = root
+                    .as_deref()
+                    .map(|root| vec!["--root-dir", root])
+                    .unwrap_or_default();
                 Agent::Sergeant(Box::new(match server {
-                    None => Managed::start_with(node, &[], config, &[]),
-                    Some(server) => Managed::start_via(server, node, &[], config, &[]),
+                    None => Managed::start_with(node, &[], config, &args),
+                    Some(server) => Managed::start_via(server, node, &[], config, &args),
                 }))
             }
             Some(binary) => {
@@ -135,10 +188,18 @@ impl Agent {
                     cluster,
                     &kubeconfig,
                     node,
-                    isolation,
+                    setup,
                     log,
                 ))
             }
+        }
+    }
+
+    /// The agent's process id.
+    pub fn pid(&self) -> u32 {
+        match self {
+            Agent::Sergeant(managed) => managed.agent.pid(),
+            Agent::Upstream(upstream) => upstream.child.id(),
         }
     }
 
@@ -167,6 +228,23 @@ impl Agent {
             Agent::Upstream(upstream) => fs::read_to_string(&upstream.log).unwrap_or_default(),
         }
     }
+}
+
+/// Forgets what an interrupted run left of Node `node`: its pods (force-deleted; they would be
+/// adopted) and the Node itself (it would be reused).
+pub fn forget_node(cluster: &Cluster, node: &str) {
+    let on_node = format!("spec.nodeName={node}");
+    cluster.kubectl(&[
+        "delete",
+        "pods",
+        "-n",
+        "default",
+        "--field-selector",
+        &on_node,
+        "--grace-period=0",
+        "--force",
+    ]);
+    cluster.kubectl(&["delete", "node", node, "--ignore-not-found"]);
 }
 
 /// The status of the Node's condition `kind`, with its reason and message.

@@ -9,6 +9,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod harness;
 pub mod isolation;
+pub mod process;
 pub mod rounds;
 pub mod stats;
 
@@ -210,9 +211,12 @@ impl Agent {
 }
 
 impl Drop for Agent {
+    /// Kills the agent and takes off the mounts it left on its root directory (the upstream
+    /// kubelet bind-mounts it onto itself).
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        isolation::unmount_all(&self._dir.path().join("root"));
     }
 }
 
