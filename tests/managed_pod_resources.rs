@@ -7,14 +7,15 @@
 //! pod's limits; the status shows each container's `resources` as the runtime applied them
 //! and `allocatedResources`, and the pod's own `allocatedResources`. A resize through the
 //! `resize` subresource is applied in place or by a restart, as each container's
-//! `resizePolicy` says.
+//! `resizePolicy` says — once the node allocated it: one that does not fit waits, shown as
+//! `PodResizePending`, until it does.
 //!
 //! Needs the control plane and containerd `tests/run.sh` starts (SERGEANT_CONTROL_PLANE_DIR,
 //! SERGEANT_CRI_ENDPOINT); reads the node's cgroup v1 files.
 
 mod common;
 
-use common::managed::Managed;
+use common::managed::{Managed, DEADLINE};
 use common::node::{container, phase, SHELL};
 use common::runtime::Runtime;
 use serde_json::{json, Value};
@@ -193,9 +194,10 @@ fn container_state_running(pod: &Value, name: &str) -> bool {
 }
 
 /// A resize that would set a memory limit below what the container uses is not carried out:
-/// the pod shows `PodResizeInProgress` with reason `Error` and upstream's message, the
-/// container keeps its limit (in the runtime and in its status), and a resize back clears the
-/// condition. Before, the lower limit was written regardless.
+/// the pod shows `PodResizeInProgress` with reason `Error` and upstream's message, a
+/// `ResizeError` event says it, the container keeps its limit (in the runtime and in its
+/// status), and a resize back clears the condition. Before, the lower limit was written
+/// regardless.
 #[test]
 fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
     let node = Managed::start("resize-below-usage", &[]);
@@ -204,7 +206,7 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
                                        "limits": {"cpu": "100m", "memory": memory}})
     };
     // 20 MiB in a tmpfs file, charged to the container's memory cgroup.
-    node.create(
+    let uid = node.create(
         "filled",
         &format!(
             "  containers:\n  - name: main\n    image: {SHELL}\n    \
@@ -251,6 +253,12 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
         "{condition}"
     );
     assert_eq!(condition["status"], "True");
+    assert_resize_event(
+        &node,
+        ("filled", &uid),
+        ("ResizeError", "Pod resize error"),
+        "memory limit (10485760) below current usage (",
+    );
     assert_eq!(limit_now(), Some(64 << 20), "the limit was not lowered");
     assert_eq!(
         refused["status"]["resources"]["limits"]["memory"], "64Mi",
@@ -274,4 +282,367 @@ fn a_memory_limit_below_usage_is_not_applied_and_the_pod_says_why() {
     });
     assert_eq!(applied(&settled, "main").0, limits("64Mi"));
     assert_eq!(limit_now(), Some(64 << 20));
+}
+
+/// The line of `kubelet_pod_pending_resizes` that counts deferred resizes of pods of no
+/// priority.
+const DEFERRED_PENDING: &str =
+    "kubelet_pod_pending_resizes{reason=\"deferred\",priority_bucket=\"normal\"} ";
+
+/// The node's allocatable cpu in millicores, as its Node object reports it once registered.
+fn allocatable_cpu_millis(node: &Managed) -> i64 {
+    let cpu = common::wait_for("the Node's allocatable cpu", DEADLINE, || {
+        let object = node.cluster.get_json(&["node", &node.node])?;
+        object["status"]["allocatable"]["cpu"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    match cpu.strip_suffix('m') {
+        Some(millis) => millis.parse().expect("millicores"),
+        None => cpu.parse::<i64>().expect("cores") * 1000,
+    }
+}
+
+/// The pod's `PodResizePending` condition, if it has one.
+fn resize_pending(pod: &Value) -> Option<Value> {
+    pod["status"]["conditions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["type"] == "PodResizePending"))
+        .cloned()
+}
+
+/// A Guaranteed pod spec whose one container `main` gets `cpu` and resizes it in place.
+fn guaranteed(cpu: &str) -> String {
+    format!(
+        "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n    \
+         resizePolicy:\n    - {{resourceName: cpu, restartPolicy: NotRequired}}\n    \
+         resources:\n      requests: {{cpu: {cpu}, memory: 64Mi}}\n      \
+         limits: {{cpu: {cpu}, memory: 64Mi}}\n"
+    )
+}
+
+/// The resize patch that gives container `main` `cpu` (millicores).
+fn cpu_resize(millis: i64) -> Value {
+    let cpu = format!("{millis}m");
+    json!({"spec": {"containers": [{"name": "main", "resources": {
+        "requests": {"cpu": cpu, "memory": "64Mi"},
+        "limits": {"cpu": cpu, "memory": "64Mi"}}}]}})
+}
+
+/// The cpu quota containerd applied to container `id`, in µs per 100 ms.
+fn cpu_quota(id: &str) -> i64 {
+    Runtime::connect()
+        .container_status(id)
+        .resources
+        .and_then(|r| r.linux)
+        .expect("containerd reports the container's resources")
+        .cpu_quota
+}
+
+/// Waits for pod `name` to show its resize pending with reason `Deferred` and `message`, and
+/// checks that its container (`id`, of pod `uid`) and pod cgroup keep their 100m, as its status
+/// says, and that a `ResizeDeferred` event says why.
+fn assert_deferred(node: &Managed, (name, uid, id): (&str, &str, &str), message: &str) {
+    let deferred = node.wait_pod(name, "the resize deferred", |p| {
+        resize_pending(p).is_some_and(|c| c["reason"] == "Deferred")
+    });
+    let condition = resize_pending(&deferred).expect("the condition");
+    assert_eq!(condition["status"], "True");
+    assert_eq!(condition["message"], message, "{condition}");
+    assert_eq!(
+        condition["observedGeneration"],
+        deferred["metadata"]["generation"]
+    );
+    assert_eq!(cpu_quota(id), 10_000, "the container keeps its limit");
+    assert_eq!(pod_cgroup("cpu", uid, "cpu.cfs_quota_us"), "10000");
+    let main = container(&deferred, "containerStatuses", "main");
+    assert_eq!(main["allocatedResources"]["cpu"], "100m", "{main}");
+    assert_eq!(main["resources"]["limits"]["cpu"], "100m", "{main}");
+    assert_eq!(deferred["status"]["allocatedResources"]["cpu"], "100m");
+    assert_resize_event(
+        node,
+        (name, uid),
+        ("ResizeDeferred", "Pod resize Deferred"),
+        message,
+    );
+}
+
+/// Waits for an event of pod `(name, uid)` with `reason` and checks its message is upstream's:
+/// `prefix`, then the summary of the pod's resources, which holds `error`.
+fn assert_resize_event(
+    node: &Managed,
+    pod: (&str, &str),
+    (reason, prefix): (&str, &str),
+    error: &str,
+) {
+    let event = node.wait_event(pod, reason, |_| true);
+    let said = event["message"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with(&format!("{prefix}: {{")) && said.contains(error),
+        "{event}"
+    );
+}
+
+/// Runs pod `holder`, which requests all but 500m of the node's allocatable cpu, and pod
+/// `grower` (Guaranteed, 100m), then resizes `grower` to 800m and checks the resize is deferred (see
+/// [`assert_deferred`]). Returns `grower`'s UID and container ID.
+fn grower_beside_holder(node: &Managed, (holder, grower): (&str, &str)) -> (String, String) {
+    let allocatable = allocatable_cpu_millis(node);
+    let held = allocatable - 500;
+    node.create(
+        holder,
+        &format!(
+            "  containers:\n  - name: main\n    image: {SHELL}\n    command: [sleep, '3600']\n    \
+             resources:\n      requests: {{cpu: {held}m}}\n"
+        ),
+    );
+    let uid = node.create(grower, &guaranteed("100m"));
+    let running = node.wait_pod(grower, "Running", |p| container_state_running(p, "main"));
+    node.wait_pod(holder, "Running", |p| container_state_running(p, "main"));
+    let (_, _, id) = applied(&running, "main");
+    let id = id.trim_start_matches("containerd://").to_owned();
+
+    node.patch_subresource(grower, "resize", &cpu_resize(800));
+    assert_deferred(
+        node,
+        (grower, &uid, &id),
+        &format!(
+            "Node didn't have enough resource: cpu, requested: 800, used: {held}, capacity: \
+             {allocatable}"
+        ),
+    );
+    (uid, id)
+}
+
+/// A resize that does not fit beside another pod's requests is not applied: the pod shows
+/// `PodResizePending` with reason `Deferred` and upstream's message, keeps its allocated cpu
+/// (containerd, the pod cgroup, its status); once the other pod is deleted the resize is
+/// allocated and applied, and the condition goes. Upstream's metrics count it pending while it
+/// waits, then accepted after being deferred upon pods removed, with how long it waited.
+/// Before, the resize was applied at once, whatever the node had left.
+#[test]
+fn a_resize_that_does_not_fit_beside_another_pod_waits_until_that_pod_goes() {
+    let node = Managed::start("resize-deferred", &[]);
+    let (uid, id) = grower_beside_holder(&node, ("holder", "grower"));
+    assert_eq!(node.metric(DEFERRED_PENDING), Some(1.0));
+
+    node.cluster
+        .kubectl(&["delete", "pod", "holder", "-n", "default", "--wait=false"]);
+    let resized = node.wait_pod("grower", "the resize applied", |p| {
+        resize_pending(p).is_none()
+            && applied(p, "main").0["limits"]["cpu"] == "800m"
+            && p["status"]["observedGeneration"] == p["metadata"]["generation"]
+    });
+    assert_eq!(
+        container(&resized, "containerStatuses", "main")["allocatedResources"]["cpu"],
+        "800m"
+    );
+    assert_eq!(cpu_quota(&id), 80_000);
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "80000");
+    node.wait_event(("grower", &uid), "ResizeStarted", |_| true);
+    assert_eq!(
+        node.metric("kubelet_pod_deferred_accepted_resizes_total{retry_trigger=\"pods_removed\"}"),
+        Some(1.0)
+    );
+    assert_eq!(node.metric(DEFERRED_PENDING), Some(0.0));
+    assert_eq!(
+        node.metric(
+            "kubelet_pod_deferred_resize_duration_seconds_count{resolution=\"accepted\",\
+             priority_bucket=\"normal\"}"
+        ),
+        Some(1.0)
+    );
+}
+
+/// A sergeant killed (SIGKILL) while a resize waits and started again admits its pods at what
+/// it had allocated them (its checkpoint in the root directory): neither pod is refused, the
+/// waiter's container keeps its 100m, and its resize waits again as `Deferred`, counted as
+/// pending by the new process. Before, the restarted sergeant admitted each pod at what it
+/// asks — the waiter at 800m beside the keeper — and refused one of them (OutOfcpu).
+#[test]
+fn a_restarted_sergeant_keeps_the_allocations_and_the_waiting_resize() {
+    let mut node = Managed::start("resize-restart", &[]);
+    let (uid, id) = grower_beside_holder(&node, ("keeper", "waiter"));
+    node.agent.signal(nix::sys::signal::Signal::SIGKILL);
+    node.agent.wait_exit(std::time::Duration::from_secs(10));
+    node.agent.restart_in_place();
+
+    common::wait_for(
+        "the restarted sergeant to count the resize pending",
+        DEADLINE,
+        || (node.metric(DEFERRED_PENDING)? == 1.0).then_some(()),
+    );
+    assert_eq!(
+        node.metric("kubelet_admission_rejections_total"),
+        None,
+        "no pod refused: {}",
+        node.agent.log_tail(40)
+    );
+    assert_eq!(cpu_quota(&id), 10_000, "the container keeps its allocation");
+    let waiter = node.wait_pod("waiter", "still deferred", |p| {
+        resize_pending(p).is_some_and(|c| c["reason"] == "Deferred")
+    });
+    assert_eq!(
+        applied(&waiter, "main").2,
+        format!("containerd://{id}"),
+        "same container"
+    );
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "10000");
+    let keeper = node.pod("keeper").expect("the keeper");
+    assert_eq!(phase(&keeper), "Running", "{keeper}");
+}
+
+/// Has the API server take the resize `patch` of pod `name` while the Node says `status` (a
+/// merge patch of its status). The API server checks a resize against the Node as it stands
+/// (its allocatable, the features it declares); sergeant writes its own status back at its
+/// next node status round, so the pair is tried again, until the deadline, should that round
+/// or the API server's cache of the Node come in between.
+fn resize_while_the_node_says(node: &Managed, status: &Value, name: &str, patch: &Value) {
+    let (status, patch) = (json!({ "status": status }).to_string(), patch.to_string());
+    common::wait_for("the API server to take the resize", DEADLINE, || {
+        node.cluster.kubectl(&[
+            "patch",
+            "node",
+            &node.node,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &status,
+        ]);
+        let (taken, _) = node.cluster.kubectl(&[
+            "patch",
+            "pod",
+            name,
+            "-n",
+            "default",
+            "--subresource=resize",
+            "--type=strategic",
+            "-p",
+            &patch,
+        ]);
+        taken.then_some(())
+    });
+}
+
+/// A resize past the node's allocatable cpu is not applied either: the pod keeps its 100m and
+/// shows `PodResizePending`, reason `Deferred` — upstream v1.37's kubelet defers it as any
+/// resize that does not fit (its `Infeasible` is for what the node cannot do at all, such as
+/// resizing on Windows). Its API server refuses such a resize against the Node's allocatable
+/// first, so the test has the Node report more cpu than sergeant admits against, just before
+/// it resizes. Before, the resize was applied.
+#[test]
+fn a_resize_past_the_allocatable_is_not_applied() {
+    let node = Managed::start("resize-past-allocatable", &[]);
+    let allocatable = allocatable_cpu_millis(&node);
+    let uid = node.create("outgrower", &guaranteed("100m"));
+    let running = node.wait_pod("outgrower", "Running", |p| {
+        container_state_running(p, "main")
+    });
+    let (_, _, id) = applied(&running, "main");
+    let id = id.trim_start_matches("containerd://").to_owned();
+
+    let wanted = allocatable + 1000;
+    resize_while_the_node_says(
+        &node,
+        &json!({"allocatable": {"cpu": "64"}}),
+        "outgrower",
+        &cpu_resize(wanted),
+    );
+    assert_deferred(
+        &node,
+        ("outgrower", &uid, &id),
+        &format!(
+            "Node didn't have enough resource: cpu, requested: {wanted}, used: 0, capacity: \
+             {allocatable}"
+        ),
+    );
+}
+
+/// A Guaranteed pod spec with pod-level requests and limits of `pod_cpu` and 128Mi, whose one
+/// container `main` gets 100m and 64Mi and resizes its cpu in place.
+fn with_pod_level(pod_cpu: &str) -> String {
+    format!(
+        "  resources:\n    requests: {{cpu: {pod_cpu}, memory: 128Mi}}\n    \
+         limits: {{cpu: {pod_cpu}, memory: 128Mi}}\n{}",
+        guaranteed("100m")
+    )
+}
+
+/// With `featureGates: {InPlacePodLevelResourcesVerticalScaling: false}` a resize of a pod's
+/// pod-level resources is not applied: the pod shows `PodResizePending`, reason `Infeasible`,
+/// with upstream's message and a `ResizeInfeasible` event, and keeps its pod cgroup's cpu
+/// quota; its status shows no pod-level `resources` or `allocatedResources`. A resize of another such pod's container alone is applied as
+/// with the gate on. The node does not declare the feature, so the API server refuses a
+/// pod-level resize itself; the test has the Node declare it just before. Before (the gate
+/// read only for the declaration), the pod-level resize was applied.
+#[test]
+fn with_the_gate_off_a_pod_level_resize_is_infeasible_and_a_container_resize_is_not() {
+    let node = Managed::start_with(
+        "pods-resize-plr-gate-off",
+        &[],
+        common::TestConfig::new()
+            .kubelet("featureGates:\n  InPlacePodLevelResourcesVerticalScaling: false\n"),
+        &[],
+    );
+    let uid = node.create("podlevel", &with_pod_level("200m"));
+    node.create("containers", &with_pod_level("200m"));
+    node.wait_pod("podlevel", "Running", |p| {
+        container_state_running(p, "main")
+    });
+    let running = node.wait_pod("containers", "Running", |p| {
+        container_state_running(p, "main")
+    });
+    let (_, _, id) = applied(&running, "main");
+    let id = id.trim_start_matches("containerd://").to_owned();
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "20000");
+
+    let declared = json!({"declaredFeatures": [
+        "InPlacePodLevelResourcesVerticalScaling",
+        "InPlacePodVerticalScalingInitContainers",
+        "RestartAllContainersOnContainerExits",
+    ]});
+    let pod_cpu = json!({"spec": {"resources": {
+        "requests": {"cpu": "400m", "memory": "128Mi"},
+        "limits": {"cpu": "400m", "memory": "128Mi"}}}});
+    resize_while_the_node_says(&node, &declared, "podlevel", &pod_cpu);
+    let refused = node.wait_pod("podlevel", "the resize infeasible", |p| {
+        resize_pending(p).is_some_and(|c| c["reason"] == "Infeasible")
+    });
+    let condition = resize_pending(&refused).expect("the condition");
+    assert_eq!(condition["status"], "True");
+    assert_eq!(
+        condition["message"], "InPlacePodLevelResourcesVerticalScaling is disabled",
+        "{condition}"
+    );
+    assert_eq!(
+        condition["observedGeneration"],
+        refused["metadata"]["generation"]
+    );
+    assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "20000");
+    // As upstream's kubelet with the gate off, no pod-level figures in the status.
+    let status = &refused["status"];
+    assert_eq!(
+        (&status["resources"], &status["allocatedResources"]),
+        (&Value::Null, &Value::Null),
+        "{status}"
+    );
+    assert_resize_event(
+        &node,
+        ("podlevel", &uid),
+        ("ResizeInfeasible", "Pod resize Infeasible"),
+        "\"error\":\"InPlacePodLevelResourcesVerticalScaling is disabled\"}",
+    );
+
+    assert_eq!(
+        node.metric("kubelet_pod_infeasible_resizes_total{reason_detail=\"plr_feature_gate_off\"}"),
+        Some(1.0)
+    );
+
+    node.patch_subresource("containers", "resize", &cpu_resize(150));
+    let resized = node.wait_pod("containers", "the container resized", |p| {
+        applied(p, "main").0["limits"]["cpu"] == "150m"
+            && p["status"]["observedGeneration"] == p["metadata"]["generation"]
+    });
+    assert!(resize_pending(&resized).is_none(), "{resized}");
+    assert_eq!(cpu_quota(&id), 15_000);
 }

@@ -383,6 +383,12 @@ pub const SWITCHED: &[(&str, &str)] = &[
         "off: a container's own restartPolicy and restartPolicyRules are not read",
     ),
     (
+        "InPlacePodLevelResourcesVerticalScaling",
+        "off: a resize of a pod's pod-level spec.resources is Infeasible (PodResizePending); \
+         container-level resizes as before; no pod-level resources in the status; the feature \
+         is not declared",
+    ),
+    (
         "KubeletCrashLoopBackOffMax",
         "off: crashLoopBackOff.maxContainerRestartPeriod may not be set, the back-off cap is 5m",
     ),
@@ -542,15 +548,11 @@ mod tests {
             check(&gates(&[("PodLevelResources", true)])).unwrap(),
             Vec::new()
         );
-        let notices = check(&gates(&[(
-            "InPlacePodLevelResourcesVerticalScaling",
-            false,
-        )]))
-        .unwrap();
+        let notices = check(&gates(&[("InPlacePodVerticalScalingExclusiveCPUs", true)])).unwrap();
         assert_eq!(notices.len(), 1);
         assert_eq!(
             notices[0].field,
-            "featureGates.InPlacePodLevelResourcesVerticalScaling"
+            "featureGates.InPlacePodVerticalScalingExclusiveCPUs"
         );
     }
 }

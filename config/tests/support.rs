@@ -115,11 +115,10 @@ fn feature_gates_are_checked_against_the_pinned_release() {
         .warnings
         .iter()
         .any(|w| w.field.starts_with("featureGates")));
-    let config =
-        parse("featureGates:\n  InPlacePodLevelResourcesVerticalScaling: false\n").unwrap();
+    let config = parse("featureGates:\n  InPlacePodVerticalScalingExclusiveCPUs: true\n").unwrap();
     let warning = warning_about(
         &config,
-        "featureGates.InPlacePodLevelResourcesVerticalScaling",
+        "featureGates.InPlacePodVerticalScalingExclusiveCPUs",
     );
     assert_eq!(warning.line, Some(4));
     // A gate sergeant switches is acted on, not warned about.

@@ -2,9 +2,11 @@
 //! (`maxPods`), host ports (per protocol and host IP), and its requests of every resource
 //! (cpu, memory, ephemeral storage, and extended resources, of which this node has none)
 //! against what the node has, counted as upstream counts them (sidecars add to the app
-//! containers, init containers take their peak, pod overhead on top). Entry point: [`admit`],
-//! which the pod manager asks before it starts a pod; the pods it passes as admitted are the
-//! ones not finished (a Succeeded or Failed pod holds nothing, as upstream).
+//! containers, init containers take their peak, pod overhead on top) and refused in
+//! upstream's words (cpu in millicores, written without a unit). Entry point: [`admit`],
+//! which the pod manager asks before it starts a pod and for each resize
+//! (`crate::allocation`); the pods it passes as admitted are the ones not finished (a
+//! Succeeded or Failed pod holds nothing, as upstream), at their allocated resources.
 
 use std::collections::BTreeSet;
 
@@ -98,11 +100,10 @@ pub fn admit(pod: &Pod, admitted: &[&Pod], capacity: Capacity) -> Result<(), Rej
         .unwrap_or(0);
         let in_use = used.0.get(name).copied().unwrap_or(0);
         if in_use.saturating_add(*amount) > capacity {
-            let unit = if name == CPU { "m" } else { "" };
             return Err(reject(
                 &format!("OutOf{name}"),
                 format!(
-                    "Node didn't have enough resource: {name}, requested: {amount}{unit}, used: {in_use}{unit}, capacity: {capacity}{unit}"
+                    "Node didn't have enough resource: {name}, requested: {amount}, used: {in_use}, capacity: {capacity}"
                 ),
             ));
         }

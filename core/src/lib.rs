@@ -19,6 +19,7 @@ pub const KUBERNETES_MINOR: &str = "1.37";
 
 pub mod admission;
 pub mod allocatable;
+pub mod allocation;
 pub mod backoff;
 pub mod cni;
 pub mod credentials;

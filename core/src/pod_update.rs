@@ -6,7 +6,9 @@
 //! upstream reconciles a pod's readiness). Other status writes — sergeant's own, which bump the
 //! resource version of every API pod — are not changes, nor are the annotations the agent puts
 //! on a pod itself (its source, the time it was first seen), as upstream's pod config ignores
-//! them. The pod manager asks [`changed`].
+//! them. A new generation is a change even when the spec the actor runs stays: a resize the
+//! node has not allocated leaves the allocated resources in place (`crate::allocation`), yet
+//! the status must say which generation it observed. The pod manager asks [`changed`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,6 +25,7 @@ pub fn changed(running: &Arc<Pod>, desired: &Arc<Pod>) -> bool {
     }
     let (old, new) = (&running.metadata, &desired.metadata);
     running.spec != desired.spec
+        || old.generation != new.generation
         || old.labels != new.labels
         || own_annotations(running) != own_annotations(desired)
         || gate_conditions(running) != gate_conditions(desired)
@@ -158,6 +161,13 @@ mod tests {
         assert!(differs(|p| {
             p.metadata.annotations = Some([("note".to_owned(), "x".to_owned())].into());
         }));
+    }
+
+    /// A resize not allocated yet: the spec the actor runs keeps the allocated resources, the
+    /// generation moves on.
+    #[test]
+    fn a_new_generation_is_a_change() {
+        assert!(differs(|p| p.metadata.generation = Some(2)));
     }
 
     #[test]

@@ -26,8 +26,9 @@ use super::probe::{ProbeDeps, ProbeResult, ProbeSet};
 use super::sync::{sync, SyncInput, SyncOutcome};
 use super::verdicts;
 use crate::config_feed::ConfigState;
-use crate::events::{EventSink, EventType};
+use crate::events::{reason, EventSink, EventType};
 use crate::runtime::{time_in_runtime, RuntimePort};
+use sergeant_core::allocation::{error_event, PendingResize};
 use sergeant_core::backoff::{Backoff, BackoffPolicy};
 use sergeant_core::plan::ProbeVerdicts;
 use sergeant_core::restart::RestartGates;
@@ -106,6 +107,9 @@ pub struct PodWorker {
     failure: Option<(String, String)>,
     /// Why the last sync that got to it did not carry out the pod's in-place resize.
     resize_error: Option<String>,
+    /// The resize the pod asks for that the node has not allocated (the pod manager decides;
+    /// `pod` carries the allocated resources), shown in its status.
+    resize_pending: Option<PendingResize>,
     /// The grace period its containers get when it failed as a whole by eviction (otherwise
     /// its own).
     failure_grace: Option<Duration>,
@@ -150,6 +154,7 @@ impl PodWorker {
             terminating,
             failure: None,
             resize_error: None,
+            resize_pending: None,
             failure_grace: None,
             stopped: false,
             probes,
@@ -166,6 +171,13 @@ impl PodWorker {
     #[must_use]
     pub fn terminating(mut self, grace: Option<Duration>) -> Self {
         self.terminating = Some(grace);
+        self
+    }
+
+    /// The actor of a pod whose resize waits for the node, for the reason `pending` says.
+    #[must_use]
+    pub fn resize_pending(mut self, pending: Option<PendingResize>) -> Self {
+        self.resize_pending = pending;
         self
     }
 
@@ -356,7 +368,16 @@ impl PodWorker {
                     .increment(1);
             }
             // A sync that stopped early did not get to the resize: what it said before stands.
-            None => self.resize_error.clone_from(&outcome.resize_error),
+            None => {
+                let news =
+                    outcome.resize_error.is_some() && outcome.resize_error != self.resize_error;
+                self.resize_error.clone_from(&outcome.resize_error);
+                if let Some(error) = outcome.resize_error.as_deref().filter(|_| news) {
+                    let message = error_event(pod, error);
+                    let events = self.deps.events.for_pod(pod);
+                    events.pod(EventType::Warning, reason::RESIZE_ERROR, message);
+                }
+            }
         }
         let events = self.deps.events.for_pod(pod);
         for (container, _) in outcome
@@ -472,13 +493,16 @@ impl Actor for PodWorker {
 }
 
 /// The pod changed in its source while it runs (an image, `activeDeadlineSeconds`, labels or
-/// annotations): it becomes the desired pod, and a sync acts on the difference — replacing
-/// containers whose definition changed, stopping the pod past a new deadline, rewriting
-/// downwardAPI files.
+/// annotations, its allocated resources) or its resize waits for another reason: it becomes
+/// the desired pod, and a sync acts on the difference — replacing containers whose definition
+/// changed, stopping the pod past a new deadline, rewriting downwardAPI files, resizing
+/// containers — and reports it.
 #[derive(Debug, Clone)]
 pub struct UpdatePod {
-    /// The pod as its source now has it.
+    /// The pod as its source now has it, with the resources the node allocated to it.
     pub pod: Arc<Pod>,
+    /// The resize it asks for that is not allocated, and why.
+    pub resize_pending: Option<PendingResize>,
 }
 
 impl Message for UpdatePod {
@@ -494,6 +518,7 @@ impl Handler<UpdatePod> for PodWorker {
         }
         let deadline = self.deadline();
         self.pod = Some(update.pod);
+        self.resize_pending = update.resize_pending;
         if self.deadline() != deadline {
             tracing::info!(pod = %self.key, "active deadline changed");
             self.watch_deadline(ctx);

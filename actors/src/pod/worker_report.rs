@@ -82,6 +82,14 @@ impl PodWorker {
             resetting: self.resetting.load(Ordering::SeqCst),
             restart_gates: self.restart_gates(),
             resize_error: self.resize_error.clone(),
+            resize_pending: self.resize_pending.clone(),
+            without_pod_level_resources: !self
+                .deps
+                .config
+                .borrow()
+                .active
+                .kubelet
+                .feature_enabled("InPlacePodLevelResourcesVerticalScaling"),
             ..Knowledge::default()
         };
         let reported = report::status(

@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use super::children::{PodAssignment, PodAssignments};
 use super::gave_up::given_up;
+use super::resizes::{self, observe_deferred, Resolution, RetryTrigger};
 use super::runtime_features::follow_runtime_features;
 use crate::config_feed::ConfigState;
 use crate::events::{reason, EventSink, EventType};
@@ -25,6 +26,7 @@ use sergeant_core::admission::{
     admit, admit_groups_policy, admit_to_node, wants_strict_groups, Capacity, Rejection,
 };
 use sergeant_core::allocatable::NodeResources;
+use sergeant_core::allocation::{resize_requested, with_allocation, Allocations};
 use sergeant_core::eviction;
 use sergeant_core::kind::ephemeral_containers;
 use sergeant_core::labels;
@@ -75,9 +77,9 @@ pub struct PodManagerDeps {
 /// Runs one pod actor per admitted pod, as a child of the pod supervisor.
 pub struct PodManager {
     env: ChildEnv,
-    deps: PodManagerDeps,
+    pub(super) deps: PodManagerDeps,
     pod_supervisor: ChildRef<DynamicSupervisor<PodWorker>>,
-    node: Option<Arc<NodeContext>>,
+    pub(super) node: Option<Arc<NodeContext>>,
     /// Whether the runtime applies `supplementalGroupsPolicy: Strict`, as of its last answer;
     /// `None` until it answered once, and `Strict` pods wait until then.
     pub(super) strict_groups: Option<bool>,
@@ -85,7 +87,18 @@ pub struct PodManager {
     /// when it could not be, and then admission does not check ephemeral storage.
     storage_bytes: Option<u64>,
     /// How each pod actor is reached, by pod UID; what each is to do is in the assignments.
-    workers: BTreeMap<String, ChildRef<PodWorker>>,
+    pub(super) workers: BTreeMap<String, ChildRef<PodWorker>>,
+    /// What brings the next look, when it is not a source: the waiting resizes are tried
+    /// then (see `resizes`).
+    pub(super) retry: Option<RetryTrigger>,
+    /// The `(reason, priority_bucket)` series of `kubelet_pod_pending_resizes` last set above
+    /// 0: each goes to 0 once no resize of its kind waits.
+    pub(super) pending_series: BTreeSet<(&'static str, &'static str)>,
+    /// The allocations the checkpoint held when this pod manager started: a pod found there
+    /// is admitted at its allocation (see `checkpoint`).
+    pub(super) loaded: Allocations,
+    /// The allocations last written to the checkpoint.
+    pub(super) saved: Option<Allocations>,
     reports: BTreeMap<String, Arc<Pod>>,
     /// Pods whose actor was given up and not back yet: reported with the reason.
     given_up: BTreeSet<String>,
@@ -115,6 +128,10 @@ impl PodManager {
             rejected: BTreeMap::new(),
             finished: BTreeMap::new(),
             orphans_checked: false,
+            retry: None,
+            pending_series: BTreeSet::new(),
+            loaded: Allocations::default(),
+            saved: None,
         }
     }
 
@@ -150,7 +167,7 @@ impl PodManager {
 
     /// What admission may hand out: `maxPods`, and allocatable CPU, memory and ephemeral
     /// storage (capacity minus reservations and the hard eviction thresholds).
-    fn capacity(&self, node: &NodeContext) -> Capacity {
+    pub(super) fn capacity(&self, node: &NodeContext) -> Capacity {
         let config = self.deps.config.borrow();
         let kubelet = &config.active.kubelet;
         let machine = NodeResources::of_machine(node.memory_capacity_bytes)
@@ -166,9 +183,22 @@ impl PodManager {
         }
     }
 
+    /// The pods admitted to the node that hold a share of it — not being terminated, not
+    /// finished — but `except`, each at its allocated resources.
+    pub(super) fn admitted(&self, except: Option<&str>) -> Vec<Arc<Pod>> {
+        let assigned = self.deps.assignments.borrow();
+        assigned
+            .iter()
+            .filter(|(uid, a)| {
+                a.terminating.is_none() && !self.has_finished(uid) && except != Some(uid.as_str())
+            })
+            .filter_map(|(_, a)| a.pod.clone())
+            .collect()
+    }
+
     /// Whether the pod actor of `uid` last reported its pod Succeeded or Failed: such a pod
     /// holds no share of the node any more.
-    fn has_finished(&self, uid: &str) -> bool {
+    pub(super) fn has_finished(&self, uid: &str) -> bool {
         self.reports
             .get(uid)
             .and_then(|pod| pod.status.as_ref()?.phase.as_deref())
@@ -184,6 +214,7 @@ impl PodManager {
         };
         let (desired, synced) = self.desired();
         let workers = &self.workers;
+        let mut removed = false;
         // A message lost while a pod actor restarts is not missed: its next incarnation reads
         // the assignment changed here.
         self.deps.assignments.send_if_modified(|assigned| {
@@ -193,26 +224,52 @@ impl PodManager {
                     continue;
                 }
                 let key = &assignment.key;
+                if desired.get(uid).is_none_or(|p| p.metadata.deletion_timestamp.is_some()) {
+                    // A resize of a pod being terminated no longer waits.
+                    if let Some(pod) = &assignment.pod {
+                        let pending = assignment.resize_pending.take();
+                        observe_deferred(pending.as_ref(), pod, Resolution::Terminated);
+                    }
+                }
                 let sent = match desired.get(uid) {
                     None => {
+                        removed = true;
                         assignment.terminating = Some(None);
                         workers.get(uid).map(|w| w.tell(TerminatePod { grace: None }))
                     }
                     Some(pod) if pod.metadata.deletion_timestamp.is_some() => {
                         tracing::info!(pod = %key, "deleted in the API server, terminating gracefully");
+                        removed = true;
                         let grace = deletion_grace(pod);
                         assignment.terminating = Some(grace);
                         workers.get(uid).map(|w| w.tell(TerminatePod { grace }))
                     }
                     Some(pod) => {
-                        let running = assignment.pod.as_ref();
-                        if !running.is_some_and(|running| changed(running, pod)) {
+                        let Some(running) = assignment.pod.clone() else {
+                            continue;
+                        };
+                        // A resize not allocated yet leaves the allocated resources in place.
+                        let resizing = resize_requested(&running, pod);
+                        let pod = if resizing {
+                            Arc::new(with_allocation(pod, &running))
+                        } else {
+                            Arc::clone(pod)
+                        };
+                        // Asked back to what it has before it was allocated: nothing waits.
+                        let dropped = if resizing {
+                            None
+                        } else {
+                            assignment.resize_pending.take()
+                        };
+                        observe_deferred(dropped.as_ref(), &pod, Resolution::Reverted);
+                        let reverted = dropped.is_some();
+                        if !reverted && !changed(&running, &pod) {
                             continue;
                         }
                         tracing::info!(pod = %key, "changed in its source, updating its pod actor");
-                        assignment.pod = Some(Arc::clone(pod));
-                        let pod = Arc::clone(pod);
-                        workers.get(uid).map(|w| w.tell(UpdatePod { pod }))
+                        assignment.pod = Some(Arc::clone(&pod));
+                        let resize_pending = assignment.resize_pending.clone();
+                        workers.get(uid).map(|w| w.tell(UpdatePod { pod, resize_pending }))
                     }
                 };
                 if let Some(Err(error)) = sent {
@@ -238,8 +295,16 @@ impl PodManager {
                 let _ = status.tell(PodFinished { key: key.clone() });
             }
         }
+        // Resizes of the pods running here are tried before new pods take what is free.
+        let trigger = self.retry.take().unwrap_or(if removed {
+            RetryTrigger::PodsRemoved
+        } else {
+            RetryTrigger::PodUpdated
+        });
+        self.allocate_resizes(&desired, trigger);
         let capacity = self.capacity(&node);
         let allowlist = Allowlist::of(&self.deps.config.borrow().active.kubelet);
+        let mut added_waiting = false;
         for (uid, pod) in &desired {
             if self.workers.contains_key(uid)
                 || self.rejected.contains_key(uid)
@@ -253,6 +318,9 @@ impl PodManager {
                 self.start_worker(key_of(pod), Some(Arc::clone(pod)), Some(grace));
                 continue;
             }
+            // A pod this node ran before is admitted at what it was allocated then.
+            let pod = &self.at_allocation(uid, pod);
+            added_waiting |= resize_requested(pod, &desired[uid]);
             let strict_groups = match self.strict_groups {
                 Some(applied) => applied,
                 // Decided once the runtime has said whether it applies the policy.
@@ -260,12 +328,8 @@ impl PodManager {
                 None => false,
             };
             let admission = {
-                let assigned = self.deps.assignments.borrow();
-                let admitted: Vec<&Pod> = assigned
-                    .values()
-                    .filter(|a| a.terminating.is_none() && !self.has_finished(&a.key.uid))
-                    .filter_map(|a| a.pod.as_deref())
-                    .collect();
+                let admitted = self.admitted(None);
+                let admitted: Vec<&Pod> = admitted.iter().map(AsRef::as_ref).collect();
                 let pressure = self.deps.pressure.borrow().clone();
                 eviction::message::admit(pod, &pressure)
                     .and_then(|()| admit_to_node(pod, &node, &allowlist))
@@ -277,6 +341,10 @@ impl PodManager {
                 Err(rejection) => self.reject(uid, pod, &rejection),
             }
         }
+        if added_waiting {
+            self.allocate_resizes(&desired, RetryTrigger::PodsAdded);
+        }
+        self.save_allocations(synced);
         if synced && !self.orphans_checked {
             self.orphans_checked = true;
             self.find_orphans(desired.keys().cloned().collect(), ctx);
@@ -339,6 +407,7 @@ impl PodManager {
         let assignment = PodAssignment {
             key,
             pod,
+            resize_pending: None,
             terminating,
             deps,
         };
@@ -529,6 +598,7 @@ impl Actor for PodManager {
             "kubelet_admission_rejections_total",
             "Cumulative number pod admission rejections by the Kubelet."
         );
+        resizes::describe_metrics();
         metrics::describe_counter!(
             "sergeant_pod_syncs_interrupted_total",
             "Pod syncs stopped part-way because their pod was to be terminated or stopped."
@@ -560,6 +630,7 @@ impl Actor for PodManager {
                     .fail(ctx, format!("cannot read the node's settings: {err}"))
             }
         }
+        self.load_allocations();
         for source in self.deps.sources.clone() {
             let mut source = source;
             let addr = ctx.address();
@@ -591,6 +662,7 @@ impl Actor for PodManager {
             .pod_supervisor
             .reference(self.deps.supervision.delivery_timeout);
         self.watch_pod_supervisor(supervisor, ctx);
+        Self::retry_periodically(ctx);
         self.adopt(ctx);
         self.reconcile(ctx);
     }
@@ -623,12 +695,22 @@ impl Handler<PodReport> for PodManager {
 
     /// Forwards the status and keeps it for `/pods`, a terminating pod's too: its status
     /// follows its containers as they stop, until its actor reports it terminated.
-    fn handle(&mut self, report: PodReport, _: &mut Context<Self>) {
+    /// A pod that just finished gives its share back: the waiting resizes are tried again.
+    fn handle(&mut self, report: PodReport, ctx: &mut Context<Self>) {
         self.forward(&report.key, &report.pod);
         if self.workers.contains_key(&report.key.uid) {
-            self.given_up.remove(&report.key.uid);
-            self.reports.insert(report.key.uid, report.pod);
+            let uid = report.key.uid;
+            let finished_before = self.has_finished(&uid);
+            self.given_up.remove(&uid);
+            self.reports.insert(uid.clone(), report.pod);
             self.show_status();
+            if !finished_before && self.has_finished(&uid) {
+                self.forget_resize(&uid);
+                if self.resizes_wait() {
+                    self.retry = Some(RetryTrigger::PodTerminated);
+                    self.reconcile(ctx);
+                }
+            }
         }
     }
 }
@@ -652,6 +734,7 @@ impl Handler<PodTerminated> for PodManager {
         }
         self.reports.remove(uid);
         self.given_up.remove(uid);
+        self.retry = Some(RetryTrigger::PodsRemoved);
         self.reconcile(ctx);
     }
 }

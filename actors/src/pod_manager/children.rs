@@ -1,9 +1,10 @@
 //! The pod supervisor (`pods/pod-supervisor`): a dynamic supervisor with one pod actor per pod
 //! the pod manager runs, each child named by its pod's UID. Every incarnation is made from
 //! what the pod manager wants of that pod actor now ([`PodAssignments`]: the pod's current
-//! spec, whether it is being terminated), so a restarted pod actor acts on the desired pod and
-//! rebuilds the rest from the runtime. A pod actor given up past its restart intensity is
-//! reported to the pod manager, which reports the pod.
+//! spec with its allocated resources, a resize that waits, whether it is being terminated), so
+//! a restarted pod actor acts on the desired pod and rebuilds the rest from the runtime. The
+//! assignments are also where the allocations live: they outlive the pod manager. A pod actor
+//! given up past its restart intensity is reported to the pod manager, which reports the pod.
 //!
 //! Entry point: [`pod_supervisor`].
 
@@ -12,6 +13,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sergeant_core::allocation::PendingResize;
 use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::PodKey;
 use sergeant_messages::supervision::ChildGaveUp;
@@ -32,9 +34,12 @@ pub const POD_SUPERVISOR: &str = "pod-supervisor";
 pub struct PodAssignment {
     /// Which pod.
     pub key: PodKey,
-    /// The pod as its source has it now; `None` for a pod only the runtime has, which is
-    /// terminated.
+    /// The pod as its source has it now, with the resources the node allocated to it
+    /// (`sergeant_core::allocation::with_allocation`); `None` for a pod only the runtime has,
+    /// which is terminated.
     pub pod: Option<Arc<Pod>>,
+    /// The resize the pod asks for that is not allocated, and why: its `PodResizePending`.
+    pub resize_pending: Option<PendingResize>,
     /// Set once the pod is to be terminated, with the grace period that overrides the pod's
     /// own, if any.
     pub terminating: Option<Option<Duration>>,
@@ -52,7 +57,8 @@ impl PodAssignment {
     fn incarnation(&self, env: &ChildEnv) -> Incarnation<PodWorker> {
         let key = &self.key;
         env.set_status(format!("pod {}/{}", key.namespace, key.name));
-        let mut worker = PodWorker::new(env, key.clone(), self.pod.clone(), self.deps.clone());
+        let mut worker = PodWorker::new(env, key.clone(), self.pod.clone(), self.deps.clone())
+            .resize_pending(self.resize_pending.clone());
         if let Some(grace) = self.terminating {
             worker = worker.terminating(grace);
         }

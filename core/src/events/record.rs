@@ -59,6 +59,14 @@ pub mod reason {
     /// The pod could not be synced: its pod actor failed more often than its restart
     /// intensity allows and is tried again later.
     pub const FAILED_SYNC: &str = "FailedSync";
+    /// A resize the pod asks for does not fit now (`PodResizePending`, reason `Deferred`).
+    pub const RESIZE_DEFERRED: &str = "ResizeDeferred";
+    /// A resize the pod asks for cannot be carried out on the node (reason `Infeasible`).
+    pub const RESIZE_INFEASIBLE: &str = "ResizeInfeasible";
+    /// A resize was allocated: the pod actor applies it.
+    pub const RESIZE_STARTED: &str = "ResizeStarted";
+    /// An allocated resize could not be carried out (`PodResizeInProgress`, reason `Error`).
+    pub const RESIZE_ERROR: &str = "ResizeError";
     /// Image garbage collection could not free what the high threshold asked for (node).
     pub const FREE_DISK_SPACE_FAILED: &str = "FreeDiskSpaceFailed";
     /// Image garbage collection failed twice in a row (node).

@@ -6,6 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::container::Kind;
 use super::phase;
+use crate::allocation::PendingResize;
 
 /// The sandbox is up and its network configured: containers can start.
 pub(super) const READY_TO_START_CONTAINERS: &str = "PodReadyToStartContainers";
@@ -22,6 +23,11 @@ pub(super) const SCHEDULED: &str = "PodScheduled";
 pub(super) const RESIZE_IN_PROGRESS: &str = "PodResizeInProgress";
 /// The reason of a resize that could not be carried out.
 const RESIZE_ERROR: &str = "Error";
+/// A resize the pod asks for is not allocated (reason `Deferred` or `Infeasible`): present
+/// only while so, as upstream.
+pub(super) const RESIZE_PENDING: &str = "PodResizePending";
+/// The conditions the kubelet raises only while something lasts: one it no longer raises goes.
+pub(super) const WHILE_SO: [&str; 2] = [RESIZE_IN_PROGRESS, RESIZE_PENDING];
 
 /// What the conditions are computed from.
 pub(super) struct Facts<'a> {
@@ -41,6 +47,8 @@ pub(super) struct Facts<'a> {
     pub restarting_all: Option<PodCondition>,
     /// Why the pod's in-place resize could not be carried out, when it could not.
     pub resize_error: Option<&'a str>,
+    /// The resize the pod asks for that is not allocated, and why.
+    pub resize_pending: Option<&'a PendingResize>,
 }
 
 /// The init containers that keep the pod from being initialized: a plain init container until
@@ -145,20 +153,34 @@ pub(super) fn build(
             Some(why.to_owned()),
         )
     }))
+    .chain(facts.resize_pending.map(|pending| {
+        condition(
+            RESIZE_PENDING,
+            true,
+            Some(pending.reason.as_str()),
+            Some(pending.message.clone()),
+        )
+    }))
     .collect();
     // A resize condition not raised now is over: it goes, not kept as another client's.
     let others = previous
         .iter()
-        .filter(|p| p.type_ != RESIZE_IN_PROGRESS)
+        .filter(|p| !WHILE_SO.contains(&p.type_.as_str()))
         .filter(|p| !owned.iter().any(|o| o.type_ == p.type_))
         .cloned()
         .collect::<Vec<_>>();
     owned
         .into_iter()
         .map(|mut c| {
+            // A pending resize's condition is new when its reason changes, as upstream's.
+            let same = |p: &PodCondition| {
+                p.type_ == c.type_
+                    && p.status == c.status
+                    && (c.type_ != RESIZE_PENDING || p.reason == c.reason)
+            };
             let kept = previous
                 .iter()
-                .find(|p| p.type_ == c.type_ && p.status == c.status)
+                .find(|p| same(p))
                 .and_then(|p| p.last_transition_time.clone());
             c.last_transition_time = Some(kept.unwrap_or_else(|| now.clone()));
             c.observed_generation = generation;

@@ -278,3 +278,71 @@ fn readiness_gates_hold_the_pod_unready_until_their_conditions_are_true() {
         ("True".to_owned(), None, None)
     );
 }
+
+/// A resize not allocated shows `PodResizePending` with its reason and message, keeps its
+/// transition time while its reason stays, takes a new one when the reason changes, and goes
+/// once the resize is allocated or the pod has finished.
+#[test]
+fn a_pending_resize_shows_while_it_is_pending() {
+    use crate::allocation::{PendingReason, PendingResize};
+    let pending = |reason, message: &str| PendingResize {
+        reason,
+        message: message.to_owned(),
+        generation: Some(2),
+        since: std::time::Instant::now(),
+    };
+    let at_time = |seconds, resize_pending| Knowledge {
+        now: Some(at(seconds)),
+        resize_pending,
+        ..knowledge()
+    };
+    let pod_of = |policy, containers: &[&str]| pod(policy, vec![], containers);
+    let mut pod = pod_of("Always", &["app"]);
+    let runtime = observed(vec![running("app", 0)]);
+    let deferred = pending(
+        PendingReason::Deferred,
+        "Node didn't have enough resource: cpu",
+    );
+    let first = compute(&pod, &runtime, &at_time(1000, Some(deferred.clone())));
+    assert_eq!(
+        summary(&first, "PodResizePending"),
+        (
+            "True".to_owned(),
+            Some("Deferred".to_owned()),
+            Some(deferred.message.clone())
+        )
+    );
+    pod.status = Some(first);
+    let still = compute(&pod, &runtime, &at_time(2000, Some(deferred)));
+    assert_eq!(
+        find(&still, "PodResizePending").last_transition_time,
+        Some(at(1000))
+    );
+    pod.status = Some(still);
+    let infeasible = pending(PendingReason::Infeasible, "not here");
+    let other = compute(&pod, &runtime, &at_time(3000, Some(infeasible)));
+    assert_eq!(
+        find(&other, "PodResizePending").last_transition_time,
+        Some(at(3000))
+    );
+    pod.status = Some(other);
+    let allocated = compute(&pod, &runtime, &at_time(4000, None));
+    let shown = |status: &PodStatus| {
+        status
+            .conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_ == "PodResizePending")
+    };
+    assert!(!shown(&allocated));
+
+    // A pod that finished shows no resize waiting.
+    let mut job = pod_of("Never", &["app"]);
+    let still_pending = at_time(5000, Some(pending(PendingReason::Deferred, "x")));
+    let running_job = compute(&job, &observed(vec![running("app", 0)]), &still_pending);
+    assert!(shown(&running_job));
+    job.status = Some(running_job);
+    let done = compute(&job, &observed(vec![exited("app", 0, 0)]), &still_pending);
+    assert_eq!(done.phase.as_deref(), Some("Succeeded"));
+    assert!(!shown(&done), "{done:?}");
+}

@@ -1,12 +1,12 @@
 //! What the agent writes over the status the API server holds: its own status, keeping the
 //! conditions other components own (a readiness gate's, `DisruptionTarget`) — but not those
-//! the kubelet raises only while something lasts (`PodResizeInProgress`), which go when it
-//! no longer raises them — and never taking a pod out of a terminal phase, as upstream's
-//! status manager does. The status manager writes what [`merged`] returns.
+//! the kubelet raises only while something lasts (`PodResizeInProgress`, `PodResizePending`),
+//! which go when it no longer raises them — and never taking a pod out of a terminal phase,
+//! as upstream's status manager does. The status manager writes what [`merged`] returns.
 
 use k8s_openapi::api::core::v1::PodStatus;
 
-use super::conditions::RESIZE_IN_PROGRESS;
+use super::conditions::WHILE_SO;
 
 const TERMINAL: [&str; 2] = ["Succeeded", "Failed"];
 
@@ -30,7 +30,7 @@ pub fn merged(api: Option<&PodStatus>, ours: &PodStatus) -> Option<PodStatus> {
         .map(|c| c.type_.clone())
         .collect();
     let kept: Vec<_> = theirs
-        .filter(|c| c.type_ != RESIZE_IN_PROGRESS && !mine.contains(&c.type_))
+        .filter(|c| !WHILE_SO.contains(&c.type_.as_str()) && !mine.contains(&c.type_))
         .cloned()
         .collect();
     if !kept.is_empty() {
@@ -82,7 +82,11 @@ mod tests {
     fn a_resize_condition_the_kubelet_no_longer_raises_goes() {
         let api = status(
             "Running",
-            &[("Ready", "True"), ("PodResizeInProgress", "True")],
+            &[
+                ("Ready", "True"),
+                ("PodResizeInProgress", "True"),
+                ("PodResizePending", "True"),
+            ],
         );
         let ours = status("Running", &[("Ready", "True")]);
         assert_eq!(merged(Some(&api), &ours), Some(ours));

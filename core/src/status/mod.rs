@@ -33,6 +33,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use self::container::{Builder, Kind};
+use crate::allocation::PendingResize;
 use crate::kind::{ephemeral_as_container, ephemeral_containers};
 use crate::restart::RestartGates;
 use crate::spec::PodCgroupResources;
@@ -103,6 +104,12 @@ pub struct Knowledge {
     /// Why the pod's in-place resize could not be carried out (`PodResizeInProgress` with
     /// reason `Error`), when it could not.
     pub resize_error: Option<String>,
+    /// The resize the pod asks for that the node has not allocated, and why
+    /// (`PodResizePending`); the pod itself carries its allocated resources.
+    pub resize_pending: Option<PendingResize>,
+    /// The `InPlacePodLevelResourcesVerticalScaling` gate is off: the status shows no
+    /// pod-level `resources` or `allocatedResources`, as upstream's kubelet then.
+    pub without_pod_level_resources: bool,
 }
 
 /// Why a container is not running, as the pod actor knows it.
@@ -227,6 +234,7 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
         base.host_ips.as_deref().unwrap_or_default(),
         previous,
     );
+    let finished = phase == phase::SUCCEEDED || phase == phase::FAILED;
     let facts = conditions::Facts {
         ready_to_start_containers: network::sandbox_ready(spec, observed.sandbox.as_ref()),
         not_initialized,
@@ -246,9 +254,12 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             phase,
             knowledge.restart_gates,
         ),
-        resize_error: knowledge.resize_error.as_deref(),
+        // A finished pod has no resize to show, as upstream clears both then.
+        resize_error: knowledge.resize_error.as_deref().filter(|_| !finished),
+        resize_pending: knowledge.resize_pending.as_ref().filter(|_| !finished),
     };
     let now = knowledge.now.clone().unwrap_or_else(time::now);
+    let pod_level = !knowledge.without_pod_level_resources;
     let conditions = conditions::build(
         &facts,
         previous.conditions.as_deref().unwrap_or_default(),
@@ -265,15 +276,17 @@ pub fn compute(pod: &Pod, observed: &Observed, knowledge: &Knowledge) -> PodStat
             .then(|| init.into_iter().map(|(_, status)| status).collect()),
         container_statuses: Some(regular),
         ephemeral_container_statuses: (!ephemeral.is_empty()).then_some(ephemeral),
-        allocated_resources: resources::pod_allocated(pod),
-        resources: Some(resources::pod_resources(
-            pod,
-            observed
-                .pod_cgroup
-                .as_ref()
-                .filter(|_| phase == phase::RUNNING),
-            previous.resources.as_ref(),
-        )),
+        allocated_resources: pod_level.then(|| resources::pod_allocated(pod)).flatten(),
+        resources: pod_level.then(|| {
+            resources::pod_resources(
+                pod,
+                observed
+                    .pod_cgroup
+                    .as_ref()
+                    .filter(|_| phase == phase::RUNNING),
+                previous.resources.as_ref(),
+            )
+        }),
         reason: knowledge.failure.as_ref().map(|(reason, _)| reason.clone()),
         message: knowledge
             .failure

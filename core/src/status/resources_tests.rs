@@ -133,6 +133,24 @@ fn the_status_has_container_and_pod_resources() {
         pod_level.limits,
         list(&[("cpu", "200m"), ("memory", "400Mi")])
     );
+
+    // With InPlacePodLevelResourcesVerticalScaling off, as upstream: no pod-level figures.
+    let gate_off = Knowledge {
+        without_pod_level_resources: true,
+        ..knowledge()
+    };
+    let mut c1 = runtime_container("c1", 0, cri::ContainerState::ContainerRunning, 0);
+    c1.resources = measured(102, 10_000, 200 << 20);
+    let status = compute(&pod, &observed(vec![c1]), &gate_off);
+    assert_eq!(
+        (&status.allocated_resources, &status.resources),
+        (&None, &None)
+    );
+    assert_eq!(
+        container_status(&status, "c1").allocated_resources,
+        list(&[("cpu", "100m"), ("memory", "200Mi")]),
+        "the containers' stay"
+    );
 }
 
 #[test]
