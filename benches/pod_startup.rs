@@ -11,6 +11,12 @@
 //! interleaved (see `common/rounds.rs`); each round's numbers are printed as they come, and
 //! their median, min and max per agent at the end.
 //!
+//! `SERGEANT_BASELINE` may name another sergeant binary (an older commit's, built with the same
+//! release profile) to measure as a third agent in the same rounds, with the same
+//! configuration, pods and measurements as this package's sergeant: a before-and-after of a
+//! change in one run. It is named `SERGEANT_BASELINE_LABEL` (say, the commit) in the output,
+//! `sergeant-baseline` when that is not set. Unset, only sergeant and the upstream kubelet run.
+//!
 //! Needs SERGEANT_CRI_ENDPOINT (see tests/bench.sh, which starts containerd and builds the
 //! upstream kubelet). Results go to `$SERGEANT_RESULTS_DIR/pod_startup.json` (default
 //! `target/bench-results`).
@@ -107,8 +113,10 @@ fn main() {
     let report = json!({"benchmark": "pod_startup", "runtime": endpoint, "sizes": SIZES,
         "idle_window_s": IDLE_WINDOW.as_secs()});
     let mut rounds = Rounds::new("pod_startup.json", report);
+    let mut kinds = Kind::from_env();
+    kinds.extend(Kind::baseline_from_env());
     rounds.run(
-        &Kind::from_env(),
+        &kinds,
         |kind| kind.name().to_owned(),
         |kind, _| round(kind, &endpoint),
     );

@@ -10,6 +10,11 @@
 # the end): the upstream kubelet removes every container on its containerd that it does not
 # know, so it must never share the instance the tests use ("main").
 #
+# SERGEANT_BASELINE (optional): another sergeant binary, say an older commit's built with
+# `cargo build --release --bin sergeant`, that pod_startup measures as a third agent in the
+# same rounds with the same configuration (a before-and-after in one run), named
+# SERGEANT_BASELINE_LABEL (default sergeant-baseline). Unset: sergeant and upstream only.
+#
 # Results: $SERGEANT_RESULTS_DIR (default target/bench-results) as JSON.
 set -euo pipefail
 
@@ -26,6 +31,12 @@ export SERGEANT_RESULTS_DIR="${SERGEANT_RESULTS_DIR:-$repo/target/bench-results}
 if [ -n "${SERGEANT_BENCH_ROUNDS+set}" ] && ! { [[ $SERGEANT_BENCH_ROUNDS =~ ^[0-9]+$ ]] && ((10#$SERGEANT_BENCH_ROUNDS > 0)); }; then
     echo "bench.sh: SERGEANT_BENCH_ROUNDS=$SERGEANT_BENCH_ROUNDS: give a whole number of rounds per agent, 1 or more (unset: 3)" >&2
     exit 2
+fi
+
+if [ -n "${SERGEANT_BASELINE:-}" ]; then
+    [ -f "$SERGEANT_BASELINE" ] || { echo "bench.sh: SERGEANT_BASELINE=$SERGEANT_BASELINE: no such file" >&2; exit 2; }
+    SERGEANT_BASELINE=$(realpath "$SERGEANT_BASELINE")
+    export SERGEANT_BASELINE
 fi
 
 node_env="$repo/deploy/node-env/node-env.sh"

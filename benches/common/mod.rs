@@ -28,6 +28,13 @@ pub const SHELL: &str = harness::node::SHELL;
 pub enum Kind {
     /// The binary of this package.
     Sergeant,
+    /// Another sergeant binary (an older build, say), run exactly as [`Kind::Sergeant`] is.
+    Baseline {
+        /// The binary.
+        binary: PathBuf,
+        /// Its name in printed tables and results files.
+        label: String,
+    },
     /// The upstream kubelet binary at this path.
     Upstream(PathBuf),
 }
@@ -43,10 +50,38 @@ impl Kind {
         kinds
     }
 
+    /// The sergeant binary `SERGEANT_BASELINE` names, when set, named
+    /// `SERGEANT_BASELINE_LABEL` (letters, digits, `.`, `_`, `-`; default `sergeant-baseline`).
+    ///
+    /// # Panics
+    /// When the binary is not a file, or the label is not such a name or is another agent's.
+    pub fn baseline_from_env() -> Option<Self> {
+        let binary =
+            PathBuf::from(std::env::var_os("SERGEANT_BASELINE").filter(|b| !b.is_empty())?);
+        assert!(
+            binary.is_file(),
+            "SERGEANT_BASELINE={}: no such file",
+            binary.display()
+        );
+        let label = std::env::var("SERGEANT_BASELINE_LABEL")
+            .unwrap_or_else(|_| "sergeant-baseline".to_owned());
+        // The label also names the agent's cgroup root (see `isolation`).
+        let simple = !label.is_empty()
+            && label
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        assert!(
+            simple && !matches!(label.as_str(), "sergeant" | "upstream_kubelet"),
+            "SERGEANT_BASELINE_LABEL={label:?}: give a name of letters, digits, '.', '_' and '-' that no other agent has"
+        );
+        Some(Kind::Baseline { binary, label })
+    }
+
     /// The agent's name in printed tables and results files.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             Kind::Sergeant => "sergeant",
+            Kind::Baseline { label, .. } => label,
             Kind::Upstream(_) => "upstream_kubelet",
         }
     }
@@ -98,6 +133,7 @@ impl Agent {
         );
         let binary = match kind {
             Kind::Sergeant => PathBuf::from(env!("CARGO_BIN_EXE_sergeant")),
+            Kind::Baseline { binary, .. } => binary.clone(),
             Kind::Upstream(binary) => {
                 // Standalone upstream kubelet on this machine: cgroup v1 allowed.
                 config_text.push_str("failCgroupV1: false\n");
