@@ -1,4 +1,4 @@
-//! What the benchmarks comparing sergeant with the upstream kubelet share: starting either
+//! What the benchmarks comparing sergeant with the upstream kubelet share: starting any
 //! agent in standalone mode on the same containerd with the same KubeletConfiguration (static
 //! pods from a directory, the read-only port, and the TLS port with anonymous access allowed),
 //! filling and emptying its manifest directory; running the rounds and writing the results
