@@ -214,6 +214,7 @@ impl PodManager {
         };
         let (desired, synced) = self.desired();
         let workers = &self.workers;
+        let finished = |uid: &str| self.has_finished(uid);
         let mut removed = false;
         // A message lost while a pod actor restarts is not missed: its next incarnation reads
         // the assignment changed here.
@@ -250,6 +251,13 @@ impl PodManager {
                         };
                         // A resize not allocated yet leaves the allocated resources in place.
                         let resizing = resize_requested(&running, pod);
+                        if resizing && assignment.resize_pending.is_none() && !finished(uid) {
+                            // Not decided yet: `allocate_resizes`, below, decides it and tells
+                            // the actor what to run and whether it waits. Told now, the actor
+                            // would report the new generation observed with the old
+                            // allocation and no PodResizePending: a resize seen as done.
+                            continue;
+                        }
                         let pod = if resizing {
                             Arc::new(with_allocation(pod, &running))
                         } else {
