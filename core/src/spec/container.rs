@@ -13,6 +13,7 @@ use super::hosts::ETC_HOSTS;
 use super::image::NodeImage;
 use super::mount_path::container_mount_path;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
+use super::pod_resources::memory_request_bytes;
 use super::quantity::container_amounts;
 use super::resources::container_resources;
 use super::sandbox::identity_labels;
@@ -258,6 +259,10 @@ fn annotations(
         (
             labels::CONTAINER_KIND.to_string(),
             kind.as_str().to_string(),
+        ),
+        (
+            labels::CONTAINER_MEMORY_REQUEST.to_string(),
+            memory_request_bytes(container).to_string(),
         ),
     ])
 }

@@ -51,8 +51,8 @@ pub use image::{image_spec, NodeImage};
 pub use logs::container_log_dir;
 pub use mounts::termination_log_file;
 pub use pod_resources::{
-    amount, binary, milli, pod_level, pod_limits, pod_requests, to_list, units, without_pod_level,
-    Totals,
+    amount, binary, memory_request_bytes, milli, pod_level, pod_limits, pod_requests, to_list,
+    units, without_pod_level, Totals,
 };
 pub use qos::{qos_class, QosClass};
 pub use qos_cgroups::{qos_cgroups, NodeCgroup};
