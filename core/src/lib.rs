@@ -38,6 +38,7 @@ pub mod mirror;
 pub mod names;
 pub mod node_status;
 pub mod plan;
+pub mod pleg;
 pub mod pod_update;
 pub mod probe;
 pub mod rate;
