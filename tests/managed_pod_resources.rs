@@ -176,7 +176,11 @@ fn a_memory_request_resize_restarts_the_container_whose_policy_says_so() {
 
     let asked = json!({"requests": {"cpu": "50m", "memory": "48Mi"},
                        "limits": {"cpu": "100m", "memory": "64Mi"}});
-    let after = resize_both(&node, "requested", &asked);
+    resize_both(&node, "requested", &asked);
+    // The new request shows as soon as it is allocated; the restart follows in the same sync.
+    let after = node.wait_pod("requested", "restarted for its new request", |p| {
+        applied(p, "restarted").1 > restarts_before && container_state_running(p, "restarted")
+    });
     let (_, restarts, id) = applied(&after, "inplace");
     assert_eq!((restarts, id), (0, inplace_id), "kept running");
     let (_, restarts, id) = applied(&after, "restarted");
