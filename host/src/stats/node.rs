@@ -26,7 +26,8 @@ pub use platform::sample;
 pub struct NodeSample {
     /// When it was read.
     pub clock: Clock,
-    /// The CPU time and boot time.
+    /// The CPU time and boot time (`/proc/stat`'s on Linux; on Windows `GetSystemTimes`' busy
+    /// time and the boot time `GetTickCount64` gives).
     pub stat: ProcStat,
     /// The node's memory.
     pub memory: MemoryStats,

@@ -58,7 +58,7 @@ pub fn sample(root_dir: &Path) -> Result<NodeSample, HostStatsError> {
         call: "GlobalMemoryStatusEx",
         source: io::Error::other(err.to_string()),
     })?;
-    let working_set = process_list::private_working_set(&process_list()?)?;
+    let working_set = private_working_set()?;
     let memory = MemoryStats {
         time: clock.time(),
         available_bytes: Some(capacity.saturating_sub(working_set)),
@@ -138,14 +138,16 @@ fn commit() -> Result<CommitMemory, HostStatsError> {
     })
 }
 
-/// The bytes `NtQuerySystemInformation(SystemProcessInformation)` writes: the process list,
-/// in a buffer grown until it fits (processes come and go between calls).
-fn process_list() -> Result<Vec<u8>, HostStatsError> {
+/// The sum of the processes' private working sets, from the process list
+/// `NtQuerySystemInformation(SystemProcessInformation)` writes, in a buffer grown until it
+/// fits (processes come and go between calls).
+fn private_working_set() -> Result<u64, HostStatsError> {
     let mut size = PROCESS_LIST_START;
     loop {
         // u64 elements keep the records 8-byte aligned, as the call wants.
         let mut buffer = vec![0u64; size.div_ceil(8)];
-        let len = u32::try_from(buffer.len().saturating_mul(8)).unwrap_or(u32::MAX);
+        let capacity = buffer.len().saturating_mul(8);
+        let len = u32::try_from(capacity).unwrap_or(u32::MAX);
         let mut needed = 0u32;
         // SAFETY: `buffer` holds `len` writable bytes and outlives the call; `needed` is live.
         let status = unsafe {
@@ -170,9 +172,11 @@ fn process_list() -> Result<Vec<u8>, HostStatsError> {
                 source: io::Error::other(format!("NTSTATUS {status:#010x}")),
             });
         }
-        let written = usize::try_from(needed).unwrap_or(usize::MAX);
-        let bytes: Vec<u8> = buffer.iter().flat_map(|word| word.to_ne_bytes()).collect();
-        return Ok(bytes.get(..written).unwrap_or(&bytes).to_vec());
+        let written = usize::try_from(needed).unwrap_or(capacity).min(capacity);
+        // SAFETY: the first `written` bytes of `buffer` are initialised (u64s, viewed as bytes,
+        // which need no alignment) and stay borrowed for the slice's life.
+        let list = unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast::<u8>(), written) };
+        return Ok(process_list::private_working_set(list)?);
     }
 }
 
