@@ -44,10 +44,13 @@ kubelet_config() {
 # runtime from build directory $2 serving named pipe $3, and sergeant.exe as node $4 on it, with
 # a KubeletConfiguration serving healthz on port $5, the read-only port on $6 and the kubelet
 # API on $7, and one static pod `web`: one container `app` of a Windows image, with CPU and
-# memory limits. Adds both pids to `pids`; their logs are $1/fake-cri.log and $1/sergeant.log.
+# memory limits; any further arguments are appended to the configuration as lines. Adds both
+# pids to `pids`; their logs are $1/fake-cri.log and $1/sergeant.log.
 pipe_node() {
-    local run=$1 bin=$2 pipe=$3 node=$4
-    kubelet_config "$run/config.yaml" "$run" "$5" "$6" "$7" "containerRuntimeEndpoint: $pipe"
+    local run=$1 bin=$2 pipe=$3 node=$4 healthz=$5 read_only=$6 api=$7
+    shift 7
+    kubelet_config "$run/config.yaml" "$run" "$healthz" "$read_only" "$api" \
+        "containerRuntimeEndpoint: $pipe" "$@"
     cat >"$run/manifests/web.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod

@@ -16,7 +16,10 @@
 #     usage + available the commit limit, and `pods` with the pods' sums (no `pods` cgroup);
 #   - the pod and its container: CPU rate 1 millicore, working set 4 MiB, usage (commit)
 #     6 MiB, the pod's network interface `fake0`: the fake runtime's Windows numbers
-#     (runtime-adapters/src/fake/windows_stats.rs), read from ListPodSandboxStats.
+#     (runtime-adapters/src/fake/windows_stats.rs), read from ListPodSandboxStats;
+#   - the eviction manager meets a memory.available threshold set halfway between what can
+#     still be committed and the physical memory less the working set: the signal is the
+#     commit charge's, as upstream's on Windows (/debug/supervision shows the threshold met).
 # Fails, printing both logs and the summary, otherwise. Needs sergeant.exe built by
 # tests/windows/build.sh (run.sh builds it and runs this script).
 set -euo pipefail
@@ -44,7 +47,19 @@ fail() {
     echo "--- /stats/summary" >&2; cat "$run/summary.json" >&2 2>/dev/null || true
     exit 1
 }
-pipe_node "$run" "$bin" "$pipe" winstats "$healthz" "$read_only" "$api"
+probe() { "$WINE" "$run/winstats_probe.exe" | tr -d '\r'; }
+# A memory.available threshold halfway between what can still be committed (the commit limit
+# less the commit charge: the signal on Windows) and the physical memory less the working set
+# (what the signal would be if taken from the node's memory, as on Linux): met only when the
+# eviction manager observes the commit charge.
+first=$(probe) || fail "the probe of Windows' calls"
+threshold=$(python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+print((p["commit_limit"] - p["commit_total"] + p["total_phys"] - p["private_working_set"]) // 2)
+' "$first")
+pipe_node "$run" "$bin" "$pipe" winstats "$healthz" "$read_only" "$api" \
+    "evictionHard:" "  memory.available: \"$threshold\""
 
 # The summary once the stats provider has sampled the running pod's container.
 sampled() {
@@ -59,7 +74,6 @@ assert "memory" in pod["containers"][0]
 }
 wait_until "/stats/summary with the static pod's container" sampled
 
-probe() { "$WINE" "$run/winstats_probe.exe" | tr -d '\r'; }
 before=$(probe) || fail "the probe of Windows' calls"
 curl -s -m 5 -o "$run/summary.json" "http://127.0.0.1:$read_only/stats/summary" ||
     fail "GET /stats/summary"
@@ -114,4 +128,18 @@ assert pods["memory"]["workingSetBytes"] == sum(
 print(f"node: cpu {node['cpu']['usageCoreNanoSeconds']} core-ns, working set "
       f"{memory['workingSetBytes']}, commit {commit['usageBytes']} of {before['commit_limit']}")
 PY
+# The eviction manager's verdict, as /debug/supervision shows it.
+memory_pressure() {
+    curl -s -m 5 "http://127.0.0.1:$read_only/debug/supervision" | python3 -c '
+import json, sys
+def statuses(node):
+    yield node.get("name"), node.get("status") or ""
+    for child in node.get("children") or []:
+        yield from statuses(child)
+status = dict(statuses(json.load(sys.stdin)))["eviction-manager"]
+assert "met: memory.available<" in status, status
+' 2>/dev/null
+}
+wait_until "memory.available observed from the commit charge (threshold $threshold bytes)" \
+    memory_pressure
 echo "== windows: /stats/summary from Windows' calls and the runtime's sandbox stats ($SECONDS s)"
