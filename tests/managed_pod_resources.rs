@@ -113,48 +113,18 @@ fn applied(pod: &Value, name: &str) -> (Value, i64, String) {
 #[test]
 fn a_resize_is_applied_in_place_or_by_restart_as_the_resize_policy_says() {
     let node = Managed::start("pod-resize", &[]);
-    let spec = |name: &str, memory_policy: &str| {
-        format!(
-            "  - name: {name}\n    image: {SHELL}\n    command: [sleep, '3600']\n    \
-             resizePolicy:\n    - {{resourceName: cpu, restartPolicy: NotRequired}}\n    \
-             - {{resourceName: memory, restartPolicy: {memory_policy}}}\n    resources:\n      \
-             requests: {{cpu: 100m, memory: 64Mi}}\n      limits: {{cpu: 100m, memory: 64Mi}}\n"
-        )
-    };
-    let uid = node.create(
+    let (uid, before) = create_inplace_and_restarted(
+        &node,
         "resized",
-        &format!(
-            "  containers:\n{}{}",
-            spec("inplace", "NotRequired"),
-            spec("restarted", "RestartContainer")
-        ),
+        "{requests: {cpu: 100m, memory: 64Mi}, limits: {cpu: 100m, memory: 64Mi}}",
     );
-    let before = node.wait_pod("resized", "Running", |p| {
-        phase(p) == "Running"
-            && ["inplace", "restarted"]
-                .iter()
-                .all(|c| container_state_running(p, c))
-    });
     let (_, _, inplace_id) = applied(&before, "inplace");
     let (_, restarts_before, restarted_id) = applied(&before, "restarted");
     assert_eq!(pod_cgroup("cpu", &uid, "cpu.cfs_quota_us"), "20000");
 
     let grown = json!({"requests": {"cpu": "200m", "memory": "128Mi"},
                        "limits": {"cpu": "200m", "memory": "128Mi"}});
-    node.patch_subresource(
-        "resized",
-        "resize",
-        &json!({"spec": {"containers": [
-            {"name": "inplace", "resources": grown},
-            {"name": "restarted", "resources": grown},
-        ]}}),
-    );
-    let after = node.wait_pod("resized", "resized", |p| {
-        p["status"]["observedGeneration"] == p["metadata"]["generation"]
-            && ["inplace", "restarted"]
-                .iter()
-                .all(|c| applied(p, c).0 == grown && container_state_running(p, c))
-    });
+    let after = resize_both(&node, "resized", &grown);
     let (_, restarts, id) = applied(&after, "inplace");
     assert_eq!(
         (restarts, id.as_str()),
@@ -187,6 +157,79 @@ fn a_resize_is_applied_in_place_or_by_restart_as_the_resize_policy_says() {
         pod_cgroup("memory", &uid, "memory.limit_in_bytes"),
         (256u64 << 20).to_string()
     );
+}
+
+/// A resize of the memory request alone, which no cgroup shows: the container whose memory
+/// policy is `RestartContainer` is restarted once (as upstream, which compares requests too),
+/// the `NotRequired` one keeps running, and both show the new request. Before, only cgroup
+/// values were compared and neither container was restarted.
+#[test]
+fn a_memory_request_resize_restarts_the_container_whose_policy_says_so() {
+    let node = Managed::start("request-resize", &[]);
+    let (_, before) = create_inplace_and_restarted(
+        &node,
+        "requested",
+        "{requests: {cpu: 50m, memory: 32Mi}, limits: {cpu: 100m, memory: 64Mi}}",
+    );
+    let (_, _, inplace_id) = applied(&before, "inplace");
+    let (_, restarts_before, restarted_id) = applied(&before, "restarted");
+
+    let asked = json!({"requests": {"cpu": "50m", "memory": "48Mi"},
+                       "limits": {"cpu": "100m", "memory": "64Mi"}});
+    let after = resize_both(&node, "requested", &asked);
+    let (_, restarts, id) = applied(&after, "inplace");
+    assert_eq!((restarts, id), (0, inplace_id), "kept running");
+    let (_, restarts, id) = applied(&after, "restarted");
+    assert_eq!(restarts, restarts_before + 1, "restarted once");
+    assert_ne!(id, restarted_id);
+}
+
+/// Creates `pod` with two containers of `resources` (a YAML flow mapping), both with cpu
+/// policy `NotRequired`: `inplace`, whose memory policy is `NotRequired` too, and
+/// `restarted`, whose memory policy is `RestartContainer`; waits until both run, and returns
+/// the pod's UID and the pod then.
+fn create_inplace_and_restarted(node: &Managed, pod: &str, resources: &str) -> (String, Value) {
+    let spec = |name: &str, memory_policy: &str| {
+        format!(
+            "  - name: {name}\n    image: {SHELL}\n    command: [sleep, '3600']\n    \
+             resizePolicy:\n    - {{resourceName: cpu, restartPolicy: NotRequired}}\n    \
+             - {{resourceName: memory, restartPolicy: {memory_policy}}}\n    \
+             resources: {resources}\n"
+        )
+    };
+    let uid = node.create(
+        pod,
+        &format!(
+            "  containers:\n{}{}",
+            spec("inplace", "NotRequired"),
+            spec("restarted", "RestartContainer")
+        ),
+    );
+    let before = node.wait_pod(pod, "Running", |p| {
+        phase(p) == "Running"
+            && ["inplace", "restarted"]
+                .iter()
+                .all(|c| container_state_running(p, c))
+    });
+    (uid, before)
+}
+
+/// Resizes both containers of `pod` (`inplace` and `restarted`) to `resources` through the
+/// `resize` subresource and waits until the status shows them applied, with both running and
+/// `observedGeneration` caught up.
+fn resize_both(node: &Managed, pod: &str, resources: &Value) -> Value {
+    let names = ["inplace", "restarted"];
+    let containers: Vec<Value> = names
+        .iter()
+        .map(|name| json!({"name": name, "resources": resources}))
+        .collect();
+    node.patch_subresource(pod, "resize", &json!({"spec": {"containers": containers}}));
+    node.wait_pod(pod, "resized", |p| {
+        p["status"]["observedGeneration"] == p["metadata"]["generation"]
+            && names
+                .iter()
+                .all(|c| &applied(p, c).0 == resources && container_state_running(p, c))
+    })
 }
 
 fn container_state_running(pod: &Value, name: &str) -> bool {

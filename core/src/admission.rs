@@ -12,8 +12,9 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::Pod;
 
+use crate::context::{NodeContext, NodeOs};
 use crate::spec::profiles::apparmor_requested;
-use crate::spec::{milli, pod_requests, units, NodeContext, NodeOs};
+use crate::spec::{milli, pod_requests, units};
 use crate::sysctls::Allowlist;
 
 /// Why a pod was not admitted; it becomes the pod's Failed status, as upstream.

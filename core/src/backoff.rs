@@ -4,11 +4,13 @@
 //! As upstream: the first restart is immediate, each next one waits twice as long as the one
 //! before (from the configured initial period up to the maximum), and a container that ran for
 //! ten minutes before failing starts over. [`Doubling`] is the plain retry pause the agent's
-//! other loops use.
+//! other loops use, and [`RetryBackoff`] its jittered form for retries against the API server.
 
 mod doubling;
+mod retry;
 
 pub use doubling::Doubling;
+pub use retry::RetryBackoff;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

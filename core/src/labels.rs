@@ -31,3 +31,8 @@ pub const TERMINATION_MESSAGE_POLICY: &str = "io.kubernetes.container.terminatio
 pub const POD_TERMINATION_GRACE_PERIOD: &str = "io.kubernetes.pod.terminationGracePeriod";
 /// Annotation: which kind of container this is: `init`, `sidecar` or `regular`.
 pub const CONTAINER_KIND: &str = "sergeant.dev/container-kind";
+/// Annotation: the memory request, in bytes, the container was made with ("0": none). No
+/// cgroup shows a memory request, and a resize whose memory policy is `RestartContainer`
+/// restarts the container when only the request changes (upstream reads it from its
+/// actuated-state checkpoint); this is where a restarted agent finds it too.
+pub const CONTAINER_MEMORY_REQUEST: &str = "sergeant.dev/memory-request";

@@ -7,9 +7,10 @@
 //! executes. Around it: the container kinds and their start order ([`kind`]), the spec hash that
 //! tells a changed container ([`hash`]), and the labels that tie runtime objects to pods
 //! ([`labels`]). The pod's translation into CRI configurations ([`spec`]), its volumes as
-//! decided from the spec ([`volumes`]), its status from what the runtime shows ([`status`]),
-//! the node's allocatable resources ([`allocatable`]) and the name rules of the API
-//! ([`names`]) are here too.
+//! decided from the spec ([`volumes`]), what both read besides the spec ([`context`]: the
+//! pod's identity, its node, the API objects it refers to), its status from what the runtime
+//! shows ([`status`]), the node's allocatable resources ([`allocatable`]) and the name rules of
+//! the API ([`names`]) are here too.
 
 /// The Kubernetes release sergeant acts as the kubelet of (the control plane the tests run is
 /// built from the same release, `tests/control-plane/VERSION`): `nodeInfo.kubeletVersion`.
@@ -22,6 +23,7 @@ pub mod allocatable;
 pub mod allocation;
 pub mod backoff;
 pub mod cni;
+pub mod context;
 pub mod credentials;
 pub mod events;
 pub mod eviction;
@@ -36,6 +38,7 @@ pub mod mirror;
 pub mod names;
 pub mod node_status;
 pub mod plan;
+pub mod pleg;
 pub mod pod_update;
 pub mod probe;
 pub mod rate;

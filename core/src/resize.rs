@@ -10,8 +10,11 @@ use k8s_cri::v1::LinuxContainerResources;
 use k8s_openapi::api::core::v1::{Container, Pod};
 
 use crate::kind::all_containers;
+use crate::labels;
 use crate::runtime::{ObservedContainer, PodRuntime};
-use crate::spec::{container_resources, pod_cgroup_resources, PodCgroupResources};
+use crate::spec::{
+    container_resources, memory_request_bytes, pod_cgroup_resources, PodCgroupResources,
+};
 
 /// The resize policy that restarts a container when its resource changes.
 const RESTART_CONTAINER: &str = "RestartContainer";
@@ -63,14 +66,15 @@ impl ResizeActions {
 }
 
 /// Whether the running `observed` instance of `container` must be restarted to take its new
-/// resources: a resource whose cgroup value the runtime reports differently from the pod's
-/// spec has `resizePolicy: RestartContainer`. A runtime that reports no resources gives no
-/// ground for a restart.
+/// resources: a resource that changed has `resizePolicy: RestartContainer`. A change is a
+/// cgroup value the runtime reports differently from the pod's spec, or a memory request
+/// other than the one the container was made with (no cgroup shows it: the container's
+/// [`labels::CONTAINER_MEMORY_REQUEST`] annotation does). A runtime that reports no resources,
+/// on a container without that annotation, gives no ground for a restart.
 #[must_use]
 pub fn needs_restart(pod: &Pod, observed: &ObservedContainer, container: &Container) -> bool {
-    let Some(changed) = changed(pod, observed, container) else {
-        return false;
-    };
+    let mut changed = changed(pod, observed, container).unwrap_or_default();
+    changed.memory |= memory_request_changed(observed, container);
     let restarts = |resource: &str| {
         container.resize_policy.iter().flatten().any(|policy| {
             policy.resource_name == resource && policy.restart_policy == RESTART_CONTAINER
@@ -139,6 +143,18 @@ fn changed(pod: &Pod, observed: &ObservedContainer, container: &Container) -> Op
         cpu: wanted.cpu_shares != reported.cpu_shares || quota(&wanted) != quota(reported),
         memory: wanted.memory_limit_in_bytes != reported.memory_limit_in_bytes,
     })
+}
+
+/// Whether the memory request `container` asks for differs from the one its running instance
+/// `observed` was made with; `false` when the instance does not say (made by an agent that did
+/// not record it).
+fn memory_request_changed(observed: &ObservedContainer, container: &Container) -> bool {
+    observed
+        .status
+        .annotations
+        .get(labels::CONTAINER_MEMORY_REQUEST)
+        .and_then(|made_with| made_with.parse::<i64>().ok())
+        .is_some_and(|made_with| made_with != memory_request_bytes(container))
 }
 
 /// The container's resources from the spec; `None` when a quantity does not parse (its

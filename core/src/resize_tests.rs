@@ -233,3 +233,52 @@ fn the_pod_cgroup_is_raised_first_and_lowered_last() {
     let runtime = runtime_of(&after);
     assert!(plan_resize(&after, &runtime, SANDBOX, Some(&last), 0).is_empty());
 }
+
+/// The runtime of `runtime_of(made_from)`, each container recording the memory request it
+/// was made with, as `core::spec` writes it on every container it makes.
+fn runtime_recording_requests(made_from: &Pod) -> PodRuntime {
+    let mut runtime = runtime_of(made_from);
+    for (observed, (container, _)) in runtime
+        .containers
+        .iter_mut()
+        .zip(crate::kind::all_containers(made_from))
+    {
+        observed.status.annotations.insert(
+            labels::CONTAINER_MEMORY_REQUEST.to_owned(),
+            memory_request_bytes(container).to_string(),
+        );
+    }
+    runtime
+}
+
+#[test]
+fn a_memory_request_change_restarts_only_under_restart_container() {
+    let limits = &[("cpu", "100m"), ("memory", "300Mi")];
+    let spec = |request: &str, memory_policy: &str| {
+        let container = resources("c1", &[("cpu", "50m"), ("memory", request)], limits);
+        pod_with(
+            vec![with_policy(container, "NotRequired", memory_policy)],
+            vec![],
+        )
+    };
+    // The request is in no cgroup: only the container's record of it shows the change.
+    let restart = spec("40Mi", "RestartContainer");
+    let runtime = runtime_recording_requests(&spec("35Mi", "RestartContainer"));
+    assert_eq!(
+        kills(&restart, &runtime),
+        vec![(
+            "c1".to_owned(),
+            KillReason::Resize,
+            "Container c1 resize requires restart".to_owned()
+        )]
+    );
+    // Made with the request it asks for: nothing to do.
+    let same = runtime_recording_requests(&restart);
+    assert!(kills(&restart, &same).is_empty());
+    // NotRequired: no restart for a request.
+    let in_place = spec("40Mi", "NotRequired");
+    let runtime = runtime_recording_requests(&spec("35Mi", "NotRequired"));
+    assert!(kills(&in_place, &runtime).is_empty());
+    // A container that does not say what it was made with gives no ground for a restart.
+    assert!(kills(&restart, &runtime_of(&spec("35Mi", "RestartContainer"))).is_empty());
+}

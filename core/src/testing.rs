@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::spec::NodeContext;
+use crate::context::NodeContext;
 
 /// A pod `ns/web` with UID `uid-1` and the given containers.
 pub fn pod_with(containers: Vec<Container>, init: Vec<Container>) -> Pod {
@@ -79,7 +79,7 @@ pub fn node(root: PathBuf) -> NodeContext {
         pod_pids_limit: -1,
         memory_capacity_bytes: 16 << 30,
         cpu_capacity_millis: 4000,
-        os: crate::spec::NodeOs::Linux,
+        os: crate::context::NodeOs::Linux,
         seccomp_default: false,
         apparmor_enabled: false,
     }

@@ -9,7 +9,8 @@
 //! [`machine::memory_capacity`] for the node's memory, [`checkpoint`] for state that
 //! outlives the process,
 //! [`node::node_context`] for the node facts a pod's translation is made with, [`stats`] for
-//! every number the Summary API and the eviction manager read. What differs between unix and
+//! every number the Summary API and the eviction manager read, [`static_pods`] for the
+//! manifests in `staticPodPath`. What differs between unix and
 //! Windows nodes (file modes, filesystem sizes, mounts, subPaths) is in files of its own:
 //! [`file_mode`], [`filesystem`], and the `*_linux.rs` / `*_windows.rs` halves of `volumes`.
 
@@ -26,6 +27,7 @@ pub mod machine;
 pub mod mountinfo;
 pub mod node;
 pub mod pod_files;
+pub mod static_pods;
 pub mod stats;
 pub mod swap;
 pub mod termination;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use kube::core::Status;
 
-use super::backoff::RetryBackoff;
+use sergeant_core::backoff::RetryBackoff;
 use sergeant_supervisor::failpoint::{self, InjectedFault};
 
 /// How long a Forbidden answer is taken as the authorizer catching up. The graph usually

@@ -11,7 +11,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use sergeant_messages::pods::core::Pod;
 
-use super::backoff::RetryBackoff;
+use sergeant_core::backoff::RetryBackoff;
 
 /// The first step between two attempts to watch again after a failure.
 const RETRY_FIRST: Duration = Duration::from_millis(250);

@@ -71,39 +71,6 @@ pub struct SourceSnapshot {
     pub rejected: Vec<RejectedManifest>,
 }
 
-/// What happened to one runtime object of a pod between two relists. PLEG sends these to the
-/// pod manager, which hands each to the pod's actor as a reason to sync.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LifecycleEvent {
-    /// The pod the object belongs to (its `io.kubernetes.pod.uid` label).
-    pub pod_uid: String,
-    /// The container or sandbox id.
-    pub id: String,
-    /// What changed.
-    pub kind: LifecycleEventKind,
-}
-
-/// The kinds of change PLEG reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LifecycleEventKind {
-    /// A container is running that was not before.
-    ContainerStarted,
-    /// A container stopped running.
-    ContainerDied,
-    /// A container is gone from the runtime.
-    ContainerRemoved,
-    /// A sandbox appeared, changed state, or disappeared.
-    SandboxChanged,
-}
-
-/// A batch of lifecycle events from one relist.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LifecycleEvents(pub Vec<LifecycleEvent>);
-
-impl actix::Message for LifecycleEvents {
-    type Result = ();
-}
-
 /// A pod actor's latest view of its pod, status included, for the pod manager (which forwards
 /// the status and keeps it for `/pods`).
 #[derive(Debug, Clone)]

@@ -1,6 +1,7 @@
 //! The supervisor actor: starts its children in order, watches each for a stop, an error exit
 //! or a panic, restarts by strategy with backoff, gives a child up past the restart intensity
-//! and escalates, and stops its children in reverse order with a deadline each.
+//! and escalates, and stops its children in reverse order with a deadline each. One is declared
+//! as the child of another with [`ChildSpec::supervisor`], here beside it.
 
 use std::time::Duration;
 
@@ -11,11 +12,13 @@ use actix::{
 use futures::future::join_all;
 use sergeant_messages::supervision::{ChildState, GetTree, Strategy, TreeNode};
 
-use super::child::{ChildEnv, ChildSpec, JoinOutcome};
+use super::child::ChildSpec;
+use super::env::ChildEnv;
 use super::life::{stopping_after_children, Drains, Life, Shutdown};
 use super::metrics;
 use super::policy::RestartPolicy;
-use super::slot::Mark;
+use super::running::JoinOutcome;
+use super::slot::{Mark, Slot};
 
 /// A supervisor of a fixed, ordered list of children.
 pub struct Supervisor {
@@ -24,6 +27,30 @@ pub struct Supervisor {
     policy: RestartPolicy,
     children: Vec<Child>,
     shutdown: Shutdown,
+}
+
+impl ChildSpec {
+    /// A child supervisor with its own strategy and children, published to `slot`.
+    ///
+    /// Its shutdown deadline covers its children's, so it is never aborted while it is still
+    /// stopping them in order.
+    pub fn supervisor(
+        name: &str,
+        strategy: Strategy,
+        policy: &RestartPolicy,
+        slot: &Slot<Supervisor>,
+        children: Vec<ChildSpec>,
+    ) -> Self {
+        let own_deadline = policy.shutdown_timeout;
+        let children_deadline: Duration = children.iter().map(|c| c.deadline(policy)).sum();
+        let policy = policy.clone();
+        let make =
+            move |env: ChildEnv| Supervisor::new(env, strategy, policy.clone(), children.clone());
+        Self {
+            strategy: Some(strategy),
+            ..Self::supervising(name, slot, make, own_deadline + children_deadline)
+        }
+    }
 }
 
 /// One child: how to start it, and its life so far.

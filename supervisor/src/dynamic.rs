@@ -1,8 +1,9 @@
 //! The dynamic supervisor (OTP's `simple_one_for_one`): children of one kind that come and go
 //! while it runs — one per pod, one per probe worker.
 //!
-//! Entry point: [`DynamicSupervisor::new`], started like any worker (`ChildSpec::worker`) so it
-//! sits in the tree and shows at `/debug/supervision`. Others ask it for a child with
+//! Entry point: [`ChildSpec::dynamic_supervisor`] (declared here, beside the supervisor it
+//! makes), so it sits in the tree and shows at `/debug/supervision`; an owner that runs one
+//! itself makes it with [`DynamicSupervisor::new`]. Others ask it for a child with
 //! [`StartChild`], handing over the [`Slot`] they reach the child through, and end one on
 //! purpose with [`StopChild`]. A child that stops by itself without a failure reason is done and
 //! forgotten (OTP's `transient`); one that panics or exits with [`ChildEnv::fail`] is restarted
@@ -27,10 +28,12 @@ use actix::{
 use futures::future::{join_all, LocalBoxFuture};
 use sergeant_messages::supervision::{ChildGaveUp, ChildState, GetTree, TreeNode};
 
-use super::child::{ask_tree, spawn_actor, ChildEnv, JoinOutcome};
+use super::child::ChildSpec;
+use super::env::ChildEnv;
 use super::life::{stopping_after_children, Drains, Life, Shutdown};
 use super::metrics;
 use super::policy::{IntensityWindow, RestartPolicy};
+use super::running::{ask_tree, spawn_actor, JoinOutcome};
 use super::slot::{Availability, Slot};
 
 /// Makes a fresh incarnation of the child called `name` (the key it was started with), from
@@ -158,6 +161,25 @@ impl<A> StopChild<A> {
 
 impl<A: 'static> Message for StopChild<A> {
     type Result = ();
+}
+
+impl ChildSpec {
+    /// A dynamic supervisor (children that come and go, see [`DynamicSupervisor`]) published to
+    /// `slot`; its children show below it in the tree.
+    ///
+    /// Its shutdown deadline is twice its children's, since it stops them all at once.
+    pub fn dynamic_supervisor<A>(
+        name: &str,
+        slot: &Slot<DynamicSupervisor<A>>,
+        spec: DynamicSpec<A>,
+    ) -> Self
+    where
+        A: Actor<Context = Context<A>>,
+    {
+        let deadline = spec.policy.shutdown_timeout * 2;
+        let make = move |env: ChildEnv| DynamicSupervisor::new(&env, spec.clone());
+        Self::supervising(name, slot, make, deadline)
+    }
 }
 
 /// One dynamic child: where its incarnations are published, and its life so far.

@@ -10,6 +10,7 @@
 mod actor;
 mod child;
 mod dynamic;
+mod env;
 pub mod failpoint;
 mod health;
 mod life;
@@ -17,18 +18,21 @@ pub mod metrics;
 mod policy;
 mod recipient;
 mod root;
+mod running;
 mod slot;
 mod thread;
 
 pub use actor::Supervisor;
-pub use child::{spawn_actor, ChildEnv, ChildSpec, JoinOutcome, Running};
+pub use child::ChildSpec;
 pub use dynamic::{
     inspect_with_get_tree, DynamicSpec, DynamicSupervisor, GiveUpPolicy, Incarnation, InspectChild,
     MakeChild, OnFailure, OnGiveUp, StartChild, StopChild,
 };
+pub use env::ChildEnv;
 pub use health::{TreeHealth, HEARTBEAT_INTERVAL};
 pub use policy::RestartPolicy;
 pub use recipient::ChildRecipient;
 pub use root::{start_root, RootExit, RootHandle};
+pub use running::{spawn_actor, JoinOutcome, Running};
 pub use slot::{Availability, ChildRef, Mark, SendError, Slot};
 pub use thread::{spawn_actor_on_thread, SpawnError};

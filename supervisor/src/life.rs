@@ -8,8 +8,9 @@ use actix::{Actor, Context, Running as ActorRunning};
 use sergeant_core::time::rfc3339_millis;
 use sergeant_messages::supervision::{ChildState, FailureRecord, Strategy, TreeNode};
 
-use super::child::{ChildEnv, JoinOutcome, Running};
+use super::env::ChildEnv;
 use super::policy::{Backoff, IntensityWindow, RestartPolicy};
+use super::running::{JoinOutcome, Running};
 
 /// One child's record, kept by its supervisor.
 pub(super) struct Life {

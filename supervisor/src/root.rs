@@ -2,8 +2,10 @@
 
 use std::time::Duration;
 
-use super::child::{ChildEnv, ChildSpec, JoinOutcome, Running};
+use super::child::ChildSpec;
+use super::env::ChildEnv;
 use super::health::{TreeHealth, HEARTBEAT_INTERVAL};
+use super::running::{JoinOutcome, Running};
 
 /// How the root supervisor ended; `main` turns it into the process exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]

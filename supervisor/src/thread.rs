@@ -13,7 +13,7 @@ use futures::future::FutureExt;
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
-use super::child::{panic_message, Abort, JoinOutcome, Running};
+use super::running::{panic_message, Abort, JoinOutcome, Running};
 
 /// The mailbox size of an actor started here (actix's own default).
 const MAILBOX_CAPACITY: usize = 16;

@@ -26,6 +26,9 @@ ALLOWED = [
      "sharing a runtime; upstream has no such label"),
     ("CreateContainer", r"config\.annotations\.sergeant\.dev/container-kind",
      "sergeant's own annotation (regular, init or sidecar), read back on restart"),
+    ("CreateContainer", r"config\.annotations\.sergeant\.dev/memory-request",
+     "sergeant's own annotation: the memory request the container was made with, which a "
+     "resize's restart decision reads (upstream keeps it in its actuated-state checkpoint)"),
     ("CreateContainer", r"config\.annotations\.io\.kubernetes\.container\.hash",
      "an opaque hash only the agent that wrote it reads (upstream: fnv-32a over Go's printing "
      "of the container struct, which no other program reproduces)"),

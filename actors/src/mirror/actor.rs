@@ -15,13 +15,14 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::SourceSnapshot;
 use tokio::sync::watch;
 
-use super::store::{MirrorStore, Written};
 use super::write::{create, delete, node_uid, MirrorError};
 use super::MirrorView;
+use sergeant_core::backoff::RetryBackoff;
 use sergeant_core::mirror::plan::{key_of, plan, Action};
 use sergeant_core::mirror::pod::mirror_of;
 use sergeant_core::source::{is_static_pod, mirror_hash};
-use sergeant_kube_api::{node_pods, PodWatchItem, RetryBackoff};
+use sergeant_kube_api::mirror_store::{MirrorStore, Written};
+use sergeant_kube_api::{node_pods, PodWatchItem};
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 

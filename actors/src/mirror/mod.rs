@@ -1,14 +1,13 @@
 //! Mirror pods: the API server's copies of the node's static pods (managed mode), so the
 //! cluster sees them (`kubectl get pods`) and their status, as upstream.
 //!
-//! The `mirror-pods` actor ([`MirrorPods`]) watches the node's pods (`store`), compares the
-//! mirror pods with the static pods and makes the mirror pod of each
-//! (`sergeant_core::mirror`), and writes them (`write`). It publishes the mirror pods by
-//! static pod hash ([`MirrorView`]): the status manager writes a static pod's status to its
-//! mirror pod, which has a UID of its own.
+//! The `mirror-pods` actor ([`MirrorPods`]) watches the node's pods (the mirror pods among them
+//! kept by `sergeant_kube_api::MirrorStore`), compares the mirror pods with the static pods and
+//! makes the mirror pod of each (`sergeant_core::mirror`), and writes them (`write`). It
+//! publishes the mirror pods by static pod hash ([`MirrorView`]): the status manager writes a
+//! static pod's status to its mirror pod, which has a UID of its own.
 
 mod actor;
-mod store;
 mod write;
 
 pub use actor::MirrorPods;

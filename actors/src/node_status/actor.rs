@@ -12,12 +12,13 @@ use actix::{
 };
 use sergeant_core::node_status::conditions::not_ready_reason;
 use sergeant_core::node_status::facts::{MachineFacts, RuntimeHealth};
+use sergeant_core::node_status::lease::Holder;
 use sergeant_host::machine;
 use tokio::sync::watch;
 use tracing::Instrument;
 
 use super::error::ApiCallError;
-use super::lease::{self, Holder};
+use super::lease;
 use super::sync::{self, Action, Outcome, Round};
 use crate::config_feed::ConfigState;
 use crate::pressure_feed::PressureFeed;

@@ -6,16 +6,15 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
 
 use actix::{Actor, ActorFutureExt, AsyncContext, Context, WrapFuture};
-use sergeant_messages::pods::{LifecycleEvent, LifecycleEvents};
 use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 use tokio::sync::watch;
 
-use super::diff::RuntimeView;
-use super::subscription::{Subscription, RELIST_PERIOD};
-use crate::pod_manager::PodManager;
+use crate::pod_manager::{LifecycleEvents, PodManager};
 use crate::runtime::RuntimePort;
 use sergeant_core::labels;
+use sergeant_core::pleg::diff::{LifecycleEvent, RuntimeView};
+use sergeant_core::pleg::subscription::{Subscription, RELIST_PERIOD};
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::{ChildEnv, ChildRef};
 

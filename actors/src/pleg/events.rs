@@ -1,7 +1,7 @@
 //! The evented half of the PLEG actor: subscribes to the runtime's container events through
 //! the runtime port, turns each event of this node into an immediate relist (the relist and
 //! its diff stay the one source of the PLEG's view), and falls back to relisting every second
-//! when the runtime cannot stream, as [`super::subscription`] decides.
+//! when the runtime cannot stream, as `sergeant_core::pleg::subscription` decides.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -11,7 +11,7 @@ use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::actor::Pleg;
-use super::subscription::{concerns_node, Next};
+use sergeant_core::pleg::subscription::{concerns_node, Next, Refusal};
 
 /// Subscriptions opened (upstream's name).
 const CONNECTION_SUCCESS: &str = "kubelet_evented_pleg_connection_success_count";
@@ -44,6 +44,15 @@ pub(super) fn describe_metrics() {
     );
 }
 
+/// What `error` means for the subscription: a runtime that answers `Unimplemented` streams no
+/// events; anything else is a failure to retry.
+fn refusal(error: &RuntimeError) -> Refusal {
+    match error {
+        RuntimeError::Unimplemented { .. } => Refusal::Unsupported,
+        _ => Refusal::Failed,
+    }
+}
+
 impl Pleg {
     /// Asks the runtime port for container events.
     pub(super) fn subscribe(&mut self, ctx: &mut Context<Self>) {
@@ -64,7 +73,7 @@ impl Pleg {
                     }
                     Err(error) => {
                         metrics::counter!(CONNECTION_ERROR).increment(1);
-                        let next = act.subscription.refused(&error);
+                        let next = act.subscription.refused(refusal(&error));
                         act.follow(next, Some(&error), ctx);
                     }
                 }),
@@ -83,7 +92,7 @@ impl Pleg {
                     }
                     Some(Err(error)) => {
                         metrics::counter!(CONNECTION_ERROR).increment(1);
-                        let next = act.subscription.ended(Some(&error));
+                        let next = act.subscription.ended(Some(refusal(&error)));
                         act.follow(next, Some(&error), ctx);
                     }
                     None => {
@@ -147,5 +156,22 @@ impl Pleg {
     fn show_mode(&self) {
         metrics::gauge!(RELIST_PERIOD_GAUGE).set(self.subscription.relist_period().as_secs_f64());
         self.env.set_status(self.subscription.describe());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_unimplemented_means_the_runtime_streams_no_events() {
+        let (operation, message) = ("get_container_events", String::from("x"));
+        let unimplemented = RuntimeError::Unimplemented {
+            operation,
+            message: message.clone(),
+        };
+        let unavailable = RuntimeError::Unavailable { operation, message };
+        assert_eq!(refusal(&unimplemented), Refusal::Unsupported);
+        assert_eq!(refusal(&unavailable), Refusal::Failed);
     }
 }

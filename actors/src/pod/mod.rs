@@ -1,10 +1,10 @@
 //! One pod on this node: its actor ([`worker`]) and the level-triggered sync it runs
 //! ([`sync`]: it looks at the runtime with [`observe`] — again after its changes as [`look`]
-//! decides — asks `sergeant_core::plan` what to do, with the probe `verdicts`, and carries
-//! the plan out (`execute`): a sandbox with its volumes (`sandbox`), containers started with
-//! [`start`] (pulling with the pod's [`credentials`]) and stopped with [`kill`], [`hooks`] run,
-//! file work placed with [`file_work`], running containers and the pod cgroup resized in
-//! place (`resize`); it stops part-way when the actor raises its
+//! decides — asks `sergeant_core::plan` what to do, with the probe verdicts it keeps
+//! (`ProbeVerdicts`), and carries the plan out (`execute`): a sandbox with its volumes
+//! (`sandbox`), containers started with [`start`] (pulling with the pod's [`credentials`]) and
+//! stopped with [`kill`], [`hooks`] run, file work placed with [`file_work`], running containers
+//! and the pod cgroup resized in place (`resize`); it stops part-way when the actor raises its
 //! [`interrupt`], and fails with a typed [`error`]); and how its status is computed from what
 //! the runtime shows ([`report`]). The pure parts it shares with the rest of the agent (labels,
 //! back-off, container kinds, the runtime view, the plan) live in `sergeant_core`.
@@ -25,6 +25,5 @@ mod sandbox;
 pub mod start;
 pub mod sync;
 pub mod target;
-mod verdicts;
 pub mod volume_events;
 pub mod worker;

@@ -24,7 +24,6 @@ use super::kill::{kill_pod, stop_failed_pod, stop_pod};
 use super::look::Look;
 use super::probe::{ProbeDeps, ProbeResult, ProbeSet};
 use super::sync::{sync, SyncInput, SyncOutcome};
-use super::verdicts;
 use crate::config_feed::ConfigState;
 use crate::events::{reason, EventSink, EventType};
 use crate::runtime::{time_in_runtime, RuntimePort};
@@ -399,7 +398,7 @@ impl PodWorker {
                 };
                 self.probes.reconcile(pod, &look.runtime, &deps);
             }
-            verdicts::forget_gone(&mut self.verdicts, &look.runtime);
+            self.verdicts.forget_gone(&look.runtime);
             self.report(pod, look);
         }
         self.resetting.store(false, Ordering::SeqCst);
@@ -615,7 +614,8 @@ impl Handler<ProbeResult> for PodWorker {
         if !self.probes.record(&result) {
             return;
         }
-        verdicts::take(&mut self.verdicts, &result);
+        self.verdicts
+            .take(&result.container_id, result.kind, result.success);
         self.trigger(ctx);
     }
 }

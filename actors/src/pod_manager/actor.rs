@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
 use sergeant_messages::pods::core::Pod;
-use sergeant_messages::pods::{LifecycleEvents, PodKey, PodReport, PodTerminated, SourceSnapshot};
+use sergeant_messages::pods::{PodKey, PodReport, PodTerminated, SourceSnapshot};
 use sergeant_messages::runtime::cri;
 use sergeant_messages::supervision::ChildGaveUp;
 use tokio::sync::watch;
@@ -31,6 +31,7 @@ use sergeant_core::eviction;
 use sergeant_core::kind::ephemeral_containers;
 use sergeant_core::labels;
 use sergeant_core::node_status::facts::RuntimeHealth;
+use sergeant_core::pleg::diff::LifecycleEvent;
 use sergeant_core::pod_update::changed;
 use sergeant_core::source::is_api_pod;
 use sergeant_core::source::is_static_pod;
@@ -682,6 +683,14 @@ impl Handler<SourcesChanged> for PodManager {
     fn handle(&mut self, _: SourcesChanged, ctx: &mut Context<Self>) {
         self.reconcile(ctx);
     }
+}
+
+/// A batch of lifecycle events from one relist of the PLEG: their pods' actors sync.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LifecycleEvents(pub Vec<LifecycleEvent>);
+
+impl Message for LifecycleEvents {
+    type Result = ();
 }
 
 impl Handler<LifecycleEvents> for PodManager {

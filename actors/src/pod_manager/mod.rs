@@ -14,5 +14,7 @@ mod gave_up;
 mod resizes;
 mod runtime_features;
 
-pub use actor::{EvictPod, ExistingPodUids, ExistingPods, ListPods, PodManager, PodManagerDeps};
+pub use actor::{
+    EvictPod, ExistingPodUids, ExistingPods, LifecycleEvents, ListPods, PodManager, PodManagerDeps,
+};
 pub use children::{pod_supervisor, PodAssignment, PodAssignments, POD_SUPERVISOR};

@@ -15,8 +15,8 @@ use sergeant_messages::pods::core::Pod;
 use sergeant_messages::pods::{PodSource, RejectedManifest, SourceSnapshot};
 use tokio::sync::watch;
 
-use super::file::{Scan, ScanError, Scanner};
 use crate::config_feed::{self, ConfigState};
+use sergeant_host::static_pods::{Scan, ScanError, Scanner};
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 
@@ -212,17 +212,22 @@ impl StaticPodSource {
 
     /// Publishes the scan as the source's snapshot, if it differs from the one out there.
     fn publish(&mut self, scan: Scan) {
+        let rejected: Vec<RejectedManifest> = scan
+            .rejected
+            .into_iter()
+            .map(|(origin, error)| RejectedManifest { origin, error })
+            .collect();
         let previous: Vec<RejectedManifest> = self.out.borrow().rejected.clone();
-        for rejected in scan.rejected.iter().filter(|r| !previous.contains(r)) {
+        for rejected in rejected.iter().filter(|r| !previous.contains(r)) {
             tracing::warn!(file = %rejected.origin, "static pod manifest rejected: {}", rejected.error);
         }
         metrics::gauge!(METRIC, "state" => "accepted").set(scan.pods.len() as f64);
-        metrics::gauge!(METRIC, "state" => "rejected").set(scan.rejected.len() as f64);
+        metrics::gauge!(METRIC, "state" => "rejected").set(rejected.len() as f64);
         let next = SourceSnapshot {
             synced: true,
             source: PodSource::File,
             pods: scan.pods,
-            rejected: scan.rejected,
+            rejected,
         };
         self.out.send_if_modified(|current| {
             let same = current.synced

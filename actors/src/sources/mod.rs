@@ -2,7 +2,8 @@
 //!
 //! [`ApiPodSource`] is managed mode's source: the pods the API server binds to this node,
 //! each decoded and checked alone ([`api_pod`]). [`StaticPodSource`] is the static pod source,
-//! standalone mode's only one — the actor that turns the manifests in `staticPodPath` into the file source's [`SourceSnapshot`] for the pod manager,
+//! standalone mode's only one — the actor that turns the manifests in `staticPodPath` (read by
+//! `sergeant_host::static_pods`) into the file source's [`SourceSnapshot`] for the pod manager,
 //! as upstream's static pod file source does. [`load_static_pod`] is the same conversion for
 //! one file (parse strictly, validate, apply the static pod identity and defaults), and
 //! [`Rejection`] is how a manifest that cannot become a pod is explained: one line per problem
@@ -14,7 +15,6 @@
 
 mod actor;
 mod api;
-mod file;
 
 pub use actor::StaticPodSource;
 pub use api::{api_child_spec, ApiPodSource};

@@ -13,11 +13,11 @@ use sergeant_messages::pods::{PodKey, SourceSnapshot};
 use tokio::sync::watch;
 use tracing::Instrument;
 
-use super::entry::{Next, PodEntry};
-use super::slots::WriteSlots;
 use super::write::{delete_pod, patch_status, WriteError};
 use crate::mirror::MirrorView;
 use sergeant_core::status::merge::merged;
+use sergeant_core::status::write_queue::{Next, PodEntry};
+use sergeant_core::status::write_slots::WriteSlots;
 use sergeant_supervisor::failpoint;
 use sergeant_supervisor::ChildEnv;
 

@@ -4,15 +4,13 @@
 //! Entry point: [`StatusManager`]. The pod manager hands it every status report of an API pod
 //! or a static pod — written to its mirror pod — ([`ReportStatus`]) and every finished
 //! termination ([`PodFinished`]). Each pod has a latest-wins queue with one write in flight
-//! (`entry`): a status is patched only when it differs from what was last written, with the
-//! pod's UID as precondition (`write`), merged with what other components own
-//! (`sergeant_core::status::merge`), and retried with back-off; a pod being deleted is deleted
-//! (grace period 0) once terminated and its final status written. At most a few writes are
-//! under way at once (`slots`).
+//! (`sergeant_core::status::write_queue`): a status is patched only when it differs from what
+//! was last written, with the pod's UID as precondition (`write`), merged with what other
+//! components own (`sergeant_core::status::merge`), and retried with back-off; a pod being
+//! deleted is deleted (grace period 0) once terminated and its final status written. At most a
+//! few writes are under way at once (`sergeant_core::status::write_slots`).
 
 mod actor;
-mod entry;
-mod slots;
 mod write;
 
 pub use actor::{ApiViews, PodFinished, ReportStatus, StatusManager};

@@ -15,9 +15,9 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::view::pod_level_resize_requested;
 use crate::admission::{admit, Capacity};
+use crate::context::NodeOs;
 use crate::eviction::message;
 use crate::eviction::signals::Pressure;
-use crate::spec::NodeOs;
 
 /// What a resize is decided from.
 #[derive(Debug, Clone, Copy)]

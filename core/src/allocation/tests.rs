@@ -10,8 +10,8 @@ use serde_json::json;
 
 use super::*;
 use crate::admission::Capacity;
+use crate::context::NodeOs;
 use crate::eviction::signals::Pressure;
-use crate::spec::NodeOs;
 
 /// Upstream's test node: 4 cpus, 4 GiB.
 const NODE: Capacity = Capacity {

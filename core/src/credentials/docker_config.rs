@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::keyring::{Credential, Keyring};
-use crate::spec::ObjectData;
+use crate::context::ObjectData;
 
 /// The secret type of the current format.
 pub const DOCKER_CONFIG_JSON: &str = "kubernetes.io/dockerconfigjson";

@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::docker_config::{add_secret, PullSecretError};
 use super::keyring::Keyring;
-use crate::spec::{ObjectError, ObjectKind, PodObjects};
+use crate::context::{ObjectError, ObjectKind, PodObjects};
 
 /// Why one of a pod's pull secrets gives no credentials at all; upstream pulls without it and
 /// says so in an event.
@@ -88,7 +88,7 @@ mod tests {
         .unwrap()
     }
 
-    fn secret(user: &str) -> crate::spec::ObjectData {
+    fn secret(user: &str) -> crate::context::ObjectData {
         let config =
             format!(r#"{{"auths": {{"quay.io": {{"username": "{user}", "password": "p"}}}}}}"#);
         [(".dockerconfigjson".to_owned(), config.into_bytes())].into()
@@ -103,13 +103,13 @@ mod tests {
         }
         objects.insert(ObjectKind::Secret, "gone", None);
         let forbidden = ObjectError::Api {
-            request: crate::spec::ApiRequest::Read {
+            request: crate::context::ApiRequest::Read {
                 kind: ObjectKind::Secret,
                 namespace: "ns".into(),
                 name: "denied".into(),
             },
-            failure: crate::spec::ApiFailure {
-                kind: crate::spec::ApiFailureKind::Forbidden,
+            failure: crate::context::ApiFailure {
+                kind: crate::context::ApiFailureKind::Forbidden,
                 message: "forbidden".into(),
             },
         };

@@ -247,7 +247,7 @@ fn quantities(resources: NodeResources) -> BTreeMap<String, Quantity> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::NodeOs;
+    use crate::context::NodeOs;
     use k8s_openapi::jiff::Timestamp;
 
     const GIB: i64 = 1 << 30;

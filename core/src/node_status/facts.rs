@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::allocatable::NodeResources;
-use crate::spec::NodeOs;
+use crate::context::NodeOs;
 
 /// Everything about this machine node status reports that does not change while it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

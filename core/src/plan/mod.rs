@@ -32,6 +32,7 @@ mod sandbox;
 mod step;
 #[cfg(test)]
 mod tests;
+mod verdicts;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant, SystemTime};
@@ -48,7 +49,8 @@ pub use crate::status::Waiting;
 pub use sandbox::SandboxReason;
 pub use step::backoff_key;
 
-/// What the prober says about the pod's containers, by container ID.
+/// What the prober says about the pod's containers, by container ID; the pod actor keeps it
+/// ([`ProbeVerdicts::take`], [`ProbeVerdicts::forget_gone`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProbeVerdicts {
     /// Containers whose liveness or startup probe failed: the container ID, which probe, and

@@ -3,10 +3,10 @@
 
 use k8s_openapi::api::core::v1::{Container, Pod};
 
-use super::node::NodeContext;
 use super::pod_resources::{amount, milli, pod_level, pod_limits, pod_requests, units};
 use super::qos::{qos_class, QosClass};
 use super::resources::{cpu_quota, cpu_shares, CPU_PERIOD_US, MIN_CPU_SHARES};
+use crate::context::NodeContext;
 
 /// The cgroup of all pods below the cgroup root.
 const PODS_CGROUP: &str = "kubepods";
@@ -78,7 +78,7 @@ pub fn pod_cgroup_resources(pod: &Pod) -> PodCgroupResources {
             .is_some_and(|v| v > 0)
     };
     let every_container_limits = |name: &str| {
-        super::identity::all_containers(pod).all(|(_, c): (String, &Container)| {
+        crate::context::all_containers(pod).all(|(_, c): (String, &Container)| {
             amount(c.resources.as_ref().and_then(|r| r.limits.as_ref()), name)
                 .is_some_and(|v| v > 0)
         })

@@ -6,23 +6,20 @@ use std::collections::HashMap;
 use k8s_cri::v1::{ContainerConfig, ContainerMetadata, ImageSpec, LinuxContainerConfig};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 
-use super::env::{container_env, EnvSources};
-use super::error::SpecError;
+use super::env::container_env;
 use super::expand::expand;
 use super::hosts::managed_hosts_path;
 use super::hosts::ETC_HOSTS;
-use super::identity::PodIdentity;
 use super::image::NodeImage;
 use super::mount_path::container_mount_path;
 use super::mounts::{container_mounts, termination_log_path, termination_message_path};
-use super::node::NodeContext;
-use super::node_os::NodeOs;
-use super::objects::PodObjects;
+use super::pod_resources::memory_request_bytes;
 use super::quantity::container_amounts;
 use super::resources::container_resources;
 use super::sandbox::identity_labels;
 use super::security::{check_non_root_image, container_security, ImageUser};
 use super::windows::{container_windows, drive_rooted, host_process_pod, WINDOWS_ETC_HOSTS};
+use crate::context::{EnvSources, NodeContext, NodeOs, PodIdentity, PodObjects, SpecError};
 use crate::hash::container_hash;
 use crate::kind::ContainerKind;
 use crate::labels;
@@ -262,6 +259,10 @@ fn annotations(
         (
             labels::CONTAINER_KIND.to_string(),
             kind.as_str().to_string(),
+        ),
+        (
+            labels::CONTAINER_MEMORY_REQUEST.to_string(),
+            memory_request_bytes(container).to_string(),
         ),
     ])
 }

@@ -6,9 +6,7 @@ use std::net::IpAddr;
 use k8s_cri::v1::DnsConfig;
 use k8s_openapi::api::core::v1::{Pod, PodDNSConfig};
 
-use super::error::SpecError;
-use super::identity::PodIdentity;
-use super::node::NodeContext;
+use crate::context::{NodeContext, PodIdentity, SpecError};
 
 /// Most name servers a resolver uses; more are dropped.
 const MAX_NAMESERVERS: usize = 3;

@@ -6,26 +6,12 @@
 use std::collections::HashMap;
 
 use k8s_cri::v1::KeyValue;
-use k8s_openapi::api::core::v1::{Container, EnvVarSource, Pod};
+use k8s_openapi::api::core::v1::{Container, EnvVarSource};
 
 use super::env_refs::{env_from, key_value};
-use super::error::SpecError;
 use super::expand::expand;
-use super::identity::PodIdentity;
-use super::node::NodeContext;
-use super::objects::{ObjectKind, PodObjects};
-use super::resource_ref::resource_value;
 use super::service_env::service_env;
-
-/// What an env value may refer to besides the pod spec: the node, the pod's IP once its
-/// sandbox runs, and the config maps and secrets the sync step fetched.
-pub struct EnvSources<'a> {
-    pub pod: &'a Pod,
-    pub id: &'a PodIdentity,
-    pub node: &'a NodeContext,
-    pub pod_ip: Option<&'a str>,
-    pub objects: &'a PodObjects,
-}
+use crate::context::{field_value, resource_value, EnvSources, ObjectKind, SpecError};
 
 /// The environment of `container` (at `field`, e.g. `spec.containers[0]`): the `envFrom`
 /// variables, then `env` in spec order; a name given twice keeps its first place and its last
@@ -165,47 +151,6 @@ fn from_source(
     Err(SpecError::field(pod, at, "names no source"))
 }
 
-/// The value of a downward-API field path, when the node knows it (environment and
-/// downwardAPI volumes alike).
-pub fn field_value(sources: &EnvSources<'_>, path: &str) -> Option<String> {
-    let meta = &sources.pod.metadata;
-    let spec = sources.pod.spec.as_ref();
-    let keyed = |prefix: &str| {
-        path.strip_prefix(prefix)?
-            .strip_suffix("']")
-            .map(str::to_string)
-    };
-    for (prefix, map) in [
-        ("metadata.labels['", &meta.labels),
-        ("metadata.annotations['", &meta.annotations),
-    ] {
-        if let Some(key) = keyed(prefix) {
-            return Some(
-                map.as_ref()
-                    .and_then(|m| m.get(&key))
-                    .cloned()
-                    .unwrap_or_default(),
-            );
-        }
-    }
-    match path {
-        "metadata.name" => Some(sources.id.name.clone()),
-        "metadata.namespace" => Some(sources.id.namespace.clone()),
-        "metadata.uid" => Some(sources.id.uid.clone()),
-        "spec.nodeName" => Some(
-            spec.and_then(|s| s.node_name.clone())
-                .unwrap_or_else(|| sources.node.node_name.clone()),
-        ),
-        "spec.serviceAccountName" => Some(
-            spec.and_then(|s| s.service_account_name.clone())
-                .unwrap_or_default(),
-        ),
-        "status.podIP" | "status.podIPs" => sources.pod_ip.map(str::to_string),
-        "status.hostIP" | "status.hostIPs" => sources.node.node_ip.map(|ip| ip.to_string()),
-        _ => None,
-    }
-}
-
 fn unknown_field_reason(path: &str) -> String {
     match path {
         "status.podIP" | "status.podIPs" => {
@@ -226,6 +171,7 @@ fn unknown_field_reason(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::{PodIdentity, PodObjects};
     use crate::testing::{node, pod_with};
     use k8s_openapi::api::core::v1::{
         ConfigMapEnvSource, ConfigMapKeySelector, EnvFromSource, EnvVar, ObjectFieldSelector,

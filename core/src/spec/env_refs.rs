@@ -4,8 +4,7 @@
 
 use k8s_openapi::api::core::v1::EnvFromSource;
 
-use super::object_error::ObjectError;
-use super::objects::{ObjectKind, PodObjects};
+use crate::context::{ObjectError, ObjectKind, PodObjects};
 
 /// Why an `envFrom` entry gives no variables: it names no source, or the object it names
 /// cannot be used (missing and not optional, or unreadable).

@@ -9,9 +9,7 @@ use std::path::PathBuf;
 
 use k8s_openapi::api::core::v1::{HostAlias, Pod, PodSpec};
 
-use super::error::SpecError;
-use super::identity::PodIdentity;
-use super::node::NodeContext;
+use crate::context::{NodeContext, PodIdentity, SpecError};
 use crate::names::{label_problem, subdomain_problem};
 
 /// Where the hosts file is, in a container and on the node (which a host-network pod copies).

@@ -4,9 +4,7 @@ use std::path::PathBuf;
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::error::SpecError;
-use super::identity::{is_safe_path_component, PodIdentity};
-use super::node::NodeContext;
+use crate::context::{is_safe_path_component, NodeContext, PodIdentity, SpecError};
 
 /// The pod's log directory, the sandbox's `log_directory`.
 pub fn pod_log_dir(id: &PodIdentity, node: &NodeContext) -> PathBuf {

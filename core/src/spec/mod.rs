@@ -8,32 +8,27 @@
 //!
 //! Everything here is a function of the pod, a [`NodeContext`] and the [`PodObjects`] (config
 //! maps, secrets, tokens, linked services) the sync step fetched beforehand, so the pod actor can call it on
-//! every sync and get the same answer. Nothing here touches the host: `sergeant_host` makes
-//! the cgroup, the files and the volumes real.
+//! every sync and get the same answer. Those inputs, with the pod's identity, the downward API
+//! and [`SpecError`], live in [`crate::context`] (re-exported here), which the volume plan
+//! ([`crate::volumes`]) reads too; the container mounts read the volume plan. Nothing here
+//! touches the host: `sergeant_host` makes the cgroup, the files and the volumes real.
 
 mod cgroup;
 mod container;
 mod dns;
 mod env;
 mod env_refs;
-mod error;
 mod expand;
 mod hosts;
-mod identity;
 mod image;
 mod logs;
 mod mount_path;
 mod mounts;
-mod node;
-mod node_os;
-mod object_error;
-mod objects;
 mod pod_resources;
 pub(crate) mod profiles;
 mod qos;
 mod qos_cgroups;
 mod quantity;
-mod resource_ref;
 mod resources;
 mod sandbox;
 mod security;
@@ -41,34 +36,27 @@ mod service_env;
 mod target;
 pub mod windows;
 
+pub use crate::context::{
+    field_value, io_reason, is_safe_path_component, linked_services, pod_dir_in, references,
+    resource_value, service_account, token_key, ApiFailure, ApiFailureKind, ApiRequest, EnvSources,
+    LinkedPort, LinkedService, NodeContext, NodeOs, ObjectData, ObjectError, ObjectKind,
+    PodIdentity, PodObjects, References, ResourceRefError, SpecError, TokenKey,
+};
 pub use cgroup::{
     managed_pod_cgroup, pod_cgroup_parent, pod_cgroup_resources, pods_cgroup, PodCgroupResources,
 };
 pub use container::{check_image_user, container_config, ContainerSetup};
-pub use error::SpecError;
 pub use hosts::{hosts_file, HOSTS_FILE};
 pub use image::{image_spec, NodeImage};
 pub use logs::container_log_dir;
 pub use mounts::termination_log_file;
-pub use node::pod_dir_in;
-pub use node::NodeContext;
-pub use node_os::NodeOs;
-pub use object_error::{ApiFailure, ApiFailureKind, ApiRequest, ObjectError};
-pub use objects::{references, ObjectData, ObjectKind, PodObjects, References, TokenKey};
 pub use pod_resources::{
-    amount, binary, milli, pod_level, pod_limits, pod_requests, to_list, units, without_pod_level,
-    Totals,
+    amount, binary, memory_request_bytes, milli, pod_level, pod_limits, pod_requests, to_list,
+    units, without_pod_level, Totals,
 };
 pub use qos::{qos_class, QosClass};
 pub use qos_cgroups::{qos_cgroups, NodeCgroup};
 pub use resources::container_resources;
 pub use sandbox::sandbox_config;
 pub use security::ImageUser;
-pub use service_env::{linked_services, LinkedPort, LinkedService};
 pub use target::join_target_pid_namespace;
-
-pub use env::{field_value, EnvSources};
-pub use error::io_reason;
-pub use identity::{is_safe_path_component, PodIdentity};
-pub use objects::{service_account, token_key};
-pub use resource_ref::{resource_value, ResourceRefError};

@@ -2,8 +2,8 @@
 //! kubelet makes a path that is not absolute on the node's OS absolute there (`MakeAbsolutePath`):
 //! under `/` on Linux, on drive `c:` on Windows (see [`super::windows::volume_mount_path`]).
 
-use super::node_os::NodeOs;
 use super::windows::volume_mount_path;
+use crate::context::NodeOs;
 
 /// `path` (a volume mount's `mountPath`) made absolute inside a container on an `os` node.
 #[must_use]

@@ -8,11 +8,9 @@ use std::path::{Path, PathBuf};
 use k8s_cri::v1::{Mount, MountPropagation};
 use k8s_openapi::api::core::v1::{Container, Pod};
 
-use super::error::SpecError;
 use super::expand::expand;
 use super::hosts::ETC_HOSTS;
-use super::identity::{is_safe_path_component, PodIdentity};
-use super::node::NodeContext;
+use crate::context::{is_safe_path_component, NodeContext, PodIdentity, SpecError};
 use crate::volumes::{SubPathMount, VolumePlan};
 
 /// Where a container writes its termination message when the spec does not say.

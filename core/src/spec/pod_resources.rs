@@ -66,6 +66,17 @@ pub fn amount(list: Option<&BTreeMap<String, ApiQuantity>>, name: &str) -> Optio
     quantity.0.parse::<Quantity>().ok().map(|q| q.nanos())
 }
 
+/// The memory the container itself requests, in whole bytes (0: none), as it is recorded on
+/// the container it runs as ([`crate::labels::CONTAINER_MEMORY_REQUEST`]).
+#[must_use]
+pub fn memory_request_bytes(container: &Container) -> i64 {
+    let requests = container
+        .resources
+        .as_ref()
+        .and_then(|r| r.requests.as_ref());
+    amount(requests, "memory").map_or(0, units)
+}
+
 /// Millicores of an exact cpu amount, rounded up as Kubernetes does, saturating.
 #[must_use]
 pub fn milli(nanos: i128) -> i64 {

@@ -11,8 +11,7 @@ use k8s_openapi::api::core::v1::{
     AppArmorProfile, Container, Pod, PodSpec, SELinuxOptions, SeccompProfile,
 };
 
-use super::error::SpecError;
-use super::node::NodeContext;
+use crate::context::{NodeContext, SpecError};
 use crate::kind::{all_containers, ephemeral_containers};
 use crate::names::{descending_path_problem, quoted};
 

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Pod, ResourceRequirements};
 
-use super::identity::all_containers;
 use super::pod_resources::{amount, pod_level};
+use crate::context::all_containers;
 
 /// How the node treats a pod under memory pressure and where its cgroup goes, from its cpu
 /// and memory requests and limits (the upstream classes, so `kubectl` shows the same).

@@ -8,11 +8,11 @@
 use k8s_openapi::api::core::v1::Pod;
 
 use super::cgroup::pods_cgroup;
-use super::node::NodeContext;
 use super::pod_resources::{milli, pod_requests};
 use super::qos::{qos_class, QosClass};
 use super::resources::{cpu_shares, MIN_CPU_SHARES};
 use crate::allocatable::PodsCgroupLimits;
+use crate::context::NodeContext;
 
 /// The limits one node-level cgroup is given.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as ApiQuantity;
 use sergeant_config::Quantity;
 
-use super::error::SpecError;
+use crate::context::SpecError;
 
 /// Millicores of cpu and bytes of memory, each present only when set and above zero.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

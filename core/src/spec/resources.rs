@@ -4,10 +4,10 @@
 use k8s_cri::v1::LinuxContainerResources;
 use k8s_openapi::api::core::v1::{Container, Pod};
 
-use super::error::SpecError;
 use super::pod_resources::{amount, milli, pod_level, units};
 use super::qos::{qos_class, QosClass};
 use super::quantity::{container_amounts, Amounts, ContainerAmounts};
+use crate::context::SpecError;
 
 /// The CFS period every quota is expressed against, in microseconds.
 pub(super) const CPU_PERIOD_US: i64 = 100_000;

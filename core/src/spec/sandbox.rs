@@ -12,15 +12,12 @@ use k8s_openapi::api::core::v1::{Pod, PodSpec};
 
 use super::cgroup::pod_cgroup_parent;
 use super::dns::dns_config;
-use super::error::SpecError;
 use super::hosts::pod_hostname;
-use super::identity::{all_containers, PodIdentity};
 use super::logs::pod_log_dir;
-use super::node::NodeContext;
-use super::node_os::NodeOs;
 use super::profiles::{of_type, selinux};
 use super::security::supplemental_groups_policy;
 use super::windows::sandbox_windows;
+use crate::context::{all_containers, NodeContext, NodeOs, PodIdentity, SpecError};
 use crate::labels;
 
 /// The sandbox configuration of `pod` for its `attempt`-th sandbox (0 for the first). Reads

@@ -7,10 +7,9 @@ use k8s_cri::v1::{
 };
 use k8s_openapi::api::core::v1::{Container, Pod, PodSecurityContext, PodSpec};
 
-use super::error::SpecError;
-use super::node::NodeContext;
 use super::profiles::{apparmor, seccomp, selinux};
 use super::sandbox::namespace_options;
+use crate::context::{NodeContext, SpecError};
 
 /// Paths hidden from unprivileged containers (kernel internals a container has no business
 /// reading). containerd 1.6 masks nothing unless the kubelet names them.

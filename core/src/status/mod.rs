@@ -6,7 +6,8 @@
 //! history ([`container`]; ephemeral containers' too, which count for neither the phase nor
 //! readiness), the pod phase ([`phase`]), the conditions ([`conditions`]) and the
 //! addresses ([`network`]); and what the status manager writes over the API server's copy
-//! ([`merge`]). The QoS class comes from [`crate::spec::qos_class`].
+//! ([`merge`]), one pod's write queue at a time ([`write_queue`]), a few pods at once
+//! ([`write_slots`]). The QoS class comes from [`crate::spec::qos_class`].
 
 mod conditions;
 mod container;
@@ -17,6 +18,8 @@ mod reset;
 mod resources;
 mod runtime;
 mod time;
+pub mod write_queue;
+pub mod write_slots;
 
 pub use self::network::{container_pod_ips, sandbox_ips};
 pub use self::time::at as api_time;

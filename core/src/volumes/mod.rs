@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use k8s_openapi::api::core::v1::{Pod, Volume};
 use sergeant_config::Quantity;
 
-use crate::spec::{EnvSources, NodeContext, PodIdentity, PodObjects, SpecError};
+use crate::context::{
+    is_safe_path_component, EnvSources, NodeContext, PodIdentity, PodObjects, SpecError,
+};
 pub use error::VolumeError;
 pub use host_path::HostPathType;
 pub use payload::{FileContent, Payload};
@@ -196,7 +198,7 @@ impl VolumePlan {
             let fail = |at: &str, reason: String| {
                 SpecError::field(&id.display, format!("{field}{at}"), reason)
             };
-            if !crate::spec::is_safe_path_component(&volume.name) {
+            if !is_safe_path_component(&volume.name) {
                 return Err(fail(
                     ".name",
                     format!("{:?} is not a usable volume name", volume.name),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{DownwardAPIVolumeFile, KeyToPath, Volume, VolumeProjection};
 
-use crate::spec::{
+use crate::context::{
     field_value, resource_value, service_account, token_key, EnvSources, ObjectError, ObjectKind,
     ResourceRefError,
 };
@@ -282,7 +282,7 @@ fn format_map(map: Option<&BTreeMap<String, String>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{PodIdentity, PodObjects, TokenKey};
+    use crate::context::{PodIdentity, PodObjects, TokenKey};
     use crate::testing::{node, pod_with, resources};
     use k8s_openapi::api::core::v1::Pod;
     use std::path::PathBuf;

@@ -14,8 +14,8 @@ use kube::runtime::watcher::{self, watcher};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
-use crate::backoff::RetryBackoff;
 use crate::watch::paced;
+use sergeant_core::backoff::RetryBackoff;
 
 /// The first step between two attempts after a failure, as the pod watch's.
 const RETRY_FIRST: Duration = Duration::from_millis(250);

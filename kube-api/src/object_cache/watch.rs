@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use super::Fetched;
-use crate::backoff::RetryBackoff;
+use sergeant_core::backoff::RetryBackoff;
 
 /// The first step between two attempts after a failure, as the pod watch's.
 const RETRY_FIRST: Duration = Duration::from_millis(250);

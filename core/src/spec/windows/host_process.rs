@@ -6,7 +6,7 @@
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
-use super::super::error::SpecError;
+use crate::context::SpecError;
 
 /// The field of a container's own `hostProcess` setting.
 const HOST_PROCESS: &str = "securityContext.windowsOptions.hostProcess";

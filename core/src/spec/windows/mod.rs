@@ -21,9 +21,9 @@ use k8s_cri::v1::{
 };
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
-use super::error::SpecError;
 use super::quantity::Amounts;
 use super::security::ImageUser;
+use crate::context::SpecError;
 use options::WindowsOptions;
 
 pub use host_process::host_process_pod;

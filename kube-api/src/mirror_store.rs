@@ -1,5 +1,6 @@
 //! The mirror pods the API server holds for this node, by `namespace/name`, from a watch of the
-//! node's pods (other pods are skipped). A relist replaces the view only once complete. The
+//! node's pods (other pods are skipped): what the `mirror-pods` actor (`sergeant_actors::mirror`)
+//! compares with the static pods. A relist replaces the view only once complete. The
 //! agent's own writes are taken in as soon as the API server confirms them, since the watch
 //! shows them only a moment later: a look in between would otherwise write again (a second
 //! create of a mirror pod just made, refused as AlreadyExists).
@@ -9,11 +10,11 @@ use std::sync::Arc;
 
 use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
-use sergeant_kube_api::{RelistView, WatchEntries};
-use sergeant_messages::pods::core::Pod;
-
 use sergeant_core::mirror::plan::key_of;
 use sergeant_core::source::mirror_hash;
+use sergeant_messages::pods::core::Pod;
+
+use crate::relist::{RelistView, WatchEntries};
 
 /// A write of the agent's own that the API server confirmed.
 #[derive(Debug, Clone, PartialEq)]

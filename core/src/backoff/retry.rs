@@ -1,10 +1,12 @@
-//! [`RetryBackoff`]: how long to wait before calling the API server again after a call failed.
+//! [`RetryBackoff`]: how long to wait before calling the API server again after a call failed,
+//! a jittered [`Doubling`]. `sergeant_kube_api`'s watches and reads retry by it, and so do the
+//! actors' own calls (the status manager's writes, the mirror-pods actor's read of the Node).
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
-use sergeant_core::backoff::Doubling;
+use super::Doubling;
 
 /// A bounded, jittered exponential back-off for retries against the API server.
 ///

@@ -1,11 +1,37 @@
-//! Two relists in, lifecycle events out.
+//! Two relists in, lifecycle events out: the PLEG actor (`sergeant_actors::pleg`) keeps the
+//! [`RuntimeView`] of its last relist and sends the pod manager the events between it and the
+//! next one's.
 
 use std::collections::BTreeMap;
 
-use sergeant_messages::pods::{LifecycleEvent, LifecycleEventKind};
-use sergeant_messages::runtime::cri;
+use k8s_cri::v1 as cri;
 
-use sergeant_core::labels;
+use crate::labels;
+
+/// What happened to one runtime object of a pod between two relists. The PLEG sends these to
+/// the pod manager, which hands each to the pod's actor as a reason to sync.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LifecycleEvent {
+    /// The pod the object belongs to (its `io.kubernetes.pod.uid` label).
+    pub pod_uid: String,
+    /// The container or sandbox id.
+    pub id: String,
+    /// What changed.
+    pub kind: LifecycleEventKind,
+}
+
+/// The kinds of change the PLEG reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LifecycleEventKind {
+    /// A container is running that was not before.
+    ContainerStarted,
+    /// A container stopped running.
+    ContainerDied,
+    /// A container is gone from the runtime.
+    ContainerRemoved,
+    /// A sandbox appeared, changed state, or disappeared.
+    SandboxChanged,
+}
 
 /// The state PLEG remembers of one runtime object. A container's created, exited and unknown
 /// states stay apart (as upstream's PLEG keeps them): a container that is created, starts and

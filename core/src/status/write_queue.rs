@@ -1,16 +1,17 @@
-//! One pod's write queue: the status last written, the newest one waiting, and at most one
-//! write in flight. Reports replace the waiting status (latest wins, so a burst becomes one
-//! patch), and since writes to one pod never overlap, an older status can never land after a
-//! newer one. Failed writes are retried with the bounded, jittered back-off of every retry
-//! against the API server ([`RetryBackoff`]): after an outage the status changes it missed
-//! reach it within seconds, and the node's pods do not retry in lockstep. Once the pod actor has
-//! terminated a pod being deleted, and its last status is written, the pod is deleted.
+//! One pod's status write queue, as the status manager (`sergeant_actors::status_manager`)
+//! keeps it: the status last written, the newest one waiting, and at most one write in flight.
+//! Reports replace the waiting status (latest wins, so a burst becomes one patch), and since
+//! writes to one pod never overlap, an older status can never land after a newer one. Failed
+//! writes are retried with the bounded, jittered back-off of every retry against the API server
+//! ([`RetryBackoff`]): after an outage the status changes it missed reach it within seconds, and
+//! the node's pods do not retry in lockstep. Once the pod actor has terminated a pod being
+//! deleted, and its last status is written, the pod is deleted.
 
 use std::time::{Duration, Instant};
 
-use sergeant_messages::pods::core::PodStatus;
+use k8s_openapi::api::core::v1::PodStatus;
 
-use sergeant_kube_api::RetryBackoff;
+use crate::backoff::RetryBackoff;
 
 /// The first step between two attempts to write a pod's status.
 const BACKOFF_INITIAL: Duration = Duration::from_millis(200);
@@ -19,7 +20,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// What to do next for one pod.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Next {
+pub enum Next {
     /// Patch this status.
     Patch(Box<PodStatus>),
     /// Delete the pod from the API (grace period 0, UID precondition).
@@ -30,7 +31,7 @@ pub(super) enum Next {
 
 /// One pod's queue.
 #[derive(Debug)]
-pub(super) struct PodEntry {
+pub struct PodEntry {
     last_written: Option<PodStatus>,
     /// The newest status not written yet, and when the oldest unwritten change came in.
     pending: Option<(PodStatus, Instant)>,
@@ -59,7 +60,7 @@ impl Default for PodEntry {
 impl PodEntry {
     /// Takes a new status; `api` is the status the API server shows, what counts as written
     /// when this queue has written nothing yet (after a restart of the status manager).
-    pub(super) fn report(&mut self, status: PodStatus, api: Option<&PodStatus>, now: Instant) {
+    pub fn report(&mut self, status: PodStatus, api: Option<&PodStatus>, now: Instant) {
         let newest = self
             .pending
             .as_ref()
@@ -74,12 +75,12 @@ impl PodEntry {
     }
 
     /// The pod actor terminated the pod.
-    pub(super) fn finish(&mut self) {
+    pub fn finish(&mut self) {
         self.finished = true;
     }
 
     /// What to start now, if anything; `deleting` says the API pod has a deletion timestamp.
-    pub(super) fn next(&mut self, deleting: bool, api: Option<&PodStatus>) -> Next {
+    pub fn next(&mut self, deleting: bool, api: Option<&PodStatus>) -> Next {
         if self.in_flight.is_some() || self.backing_off {
             return Next::Idle;
         }
@@ -97,7 +98,7 @@ impl PodEntry {
     }
 
     /// The patch of `status` succeeded; returns how long the change waited to be written.
-    pub(super) fn written(&mut self, status: PodStatus, now: Instant) -> Duration {
+    pub fn written(&mut self, status: PodStatus, now: Instant) -> Duration {
         self.backoff.reset();
         self.last_written = Some(status);
         self.in_flight
@@ -107,7 +108,7 @@ impl PodEntry {
 
     /// The write failed; `status` is kept unless a newer one came in. Returns the back-off to
     /// wait before [`Self::retry`].
-    pub(super) fn failed(&mut self, status: Option<PodStatus>) -> Duration {
+    pub fn failed(&mut self, status: Option<PodStatus>) -> Duration {
         let since = self.in_flight.take().unwrap_or_else(Instant::now);
         if let (None, Some(status)) = (&self.pending, status) {
             self.pending = Some((status, since));
@@ -117,12 +118,13 @@ impl PodEntry {
     }
 
     /// The back-off is over.
-    pub(super) fn retry(&mut self) {
+    pub fn retry(&mut self) {
         self.backing_off = false;
     }
 
     /// Whether a write is in flight (the entry must outlive it).
-    pub(super) fn busy(&self) -> bool {
+    #[must_use]
+    pub fn busy(&self) -> bool {
         self.in_flight.is_some()
     }
 }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::{Container, Pod, VolumeProjection};
 
 use super::object_error::ObjectError;
-use super::service_env::LinkedService;
+use super::services::LinkedService;
 
 /// The service account a pod runs as when it names none, as the API server defaults it.
 const DEFAULT_SERVICE_ACCOUNT: &str = "default";
@@ -66,7 +66,7 @@ pub struct PodObjects {
     /// The `type` of each secret read, by name (pull secrets are read by it).
     secret_types: BTreeMap<String, String>,
     tokens: BTreeMap<TokenKey, Result<String, ObjectError>>,
-    /// The services the pod links to (see [`super::service_env`]), or why they could not be
+    /// The services the pod links to (see [`super::services`]), or why they could not be
     /// listed; `None` until the sync step lists them (and on a standalone node).
     services: Option<Result<Vec<LinkedService>, ObjectError>>,
 }

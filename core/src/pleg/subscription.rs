@@ -1,13 +1,12 @@
 //! Where the PLEG's container event subscription stands, and what follows from it: how often
-//! to relist, and what to do when the runtime refuses or breaks the stream. Pure logic; the
-//! actor acts on it (see [`super::events`]).
+//! to relist, and what to do when the runtime refuses or breaks the stream. The PLEG actor
+//! acts on it (`sergeant_actors::pleg`, its evented half).
 
 use std::time::Duration;
 
-use sergeant_messages::runtime::cri;
-use sergeant_messages::runtime_error::RuntimeError;
+use k8s_cri::v1 as cri;
 
-use sergeant_core::labels;
+use crate::labels;
 
 /// How often the runtime is relisted without an event stream (upstream's default).
 pub const RELIST_PERIOD: Duration = Duration::from_secs(1);
@@ -33,6 +32,15 @@ enum Stance {
     Unsupported,
     /// The stream could not be opened or broke.
     Broken,
+}
+
+/// Why a subscription was refused, or its stream broke, as far as what follows goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The adapter in service cannot stream events (the runtime answered `Unimplemented`).
+    Unsupported,
+    /// Anything else: the runtime is unreachable, or the stream failed.
+    Failed,
 }
 
 /// What to do after a subscription was refused or ended.
@@ -117,9 +125,9 @@ impl Subscription {
         self.warned = false;
     }
 
-    /// A subscription was refused with `error`.
-    pub fn refused(&mut self, error: &RuntimeError) -> Next {
-        if let RuntimeError::Unimplemented { .. } = error {
+    /// A subscription was refused, for `refusal`.
+    pub fn refused(&mut self, refusal: Refusal) -> Next {
+        if refusal == Refusal::Unsupported {
             let log = self.stance != Stance::Unsupported;
             self.stance = Stance::Unsupported;
             return Next::AwaitSwap { log };
@@ -127,14 +135,14 @@ impl Subscription {
         self.failed()
     }
 
-    /// The stream ended, with the error that broke it if any.
-    pub fn ended(&mut self, error: Option<&RuntimeError>) -> Next {
-        match error {
+    /// The stream ended, with why it broke if an error broke it.
+    pub fn ended(&mut self, refusal: Option<Refusal>) -> Next {
+        match refusal {
             None => {
                 self.stance = Stance::Starting;
                 Next::Resubscribe
             }
-            Some(error) => self.refused(error),
+            Some(refusal) => self.refused(refusal),
         }
     }
 
@@ -163,18 +171,6 @@ pub fn concerns_node(event: &cri::ContainerEventResponse, node: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn error(kind: fn(&'static str, String) -> RuntimeError) -> RuntimeError {
-        kind("get_container_events", "x".to_owned())
-    }
-
-    fn unimplemented() -> RuntimeError {
-        error(|operation, message| RuntimeError::Unimplemented { operation, message })
-    }
-
-    fn unavailable() -> RuntimeError {
-        error(|operation, message| RuntimeError::Unavailable { operation, message })
-    }
-
     #[test]
     fn streaming_relists_every_five_minutes_and_anything_else_every_second() {
         let mut subscription = Subscription::default();
@@ -182,7 +178,7 @@ mod tests {
         subscription.connected();
         assert_eq!(subscription.relist_period(), EVENTED_RELIST_PERIOD);
         assert!(subscription.describe().starts_with("evented"));
-        subscription.ended(Some(&unavailable()));
+        subscription.ended(Some(Refusal::Failed));
         assert_eq!(subscription.relist_period(), RELIST_PERIOD);
     }
 
@@ -190,11 +186,11 @@ mod tests {
     fn unimplemented_waits_for_a_swap_and_is_logged_once() {
         let mut subscription = Subscription::default();
         assert_eq!(
-            subscription.refused(&unimplemented()),
+            subscription.refused(Refusal::Unsupported),
             Next::AwaitSwap { log: true }
         );
         assert_eq!(
-            subscription.refused(&unimplemented()),
+            subscription.refused(Refusal::Unsupported),
             Next::AwaitSwap { log: false }
         );
         assert_eq!(subscription.relist_period(), RELIST_PERIOD);
@@ -207,7 +203,7 @@ mod tests {
     fn failures_back_off_and_warn_once_per_outage() {
         let mut subscription = Subscription::default();
         let delays: Vec<Next> = (0..8)
-            .map(|_| subscription.refused(&unavailable()))
+            .map(|_| subscription.refused(Refusal::Failed))
             .collect();
         let expected = [1, 2, 4, 8, 16, 32, 32, 32].map(|secs| Next::Retry {
             delay: Duration::from_secs(secs),
@@ -216,7 +212,7 @@ mod tests {
         assert_eq!(delays, expected);
         subscription.connected();
         assert_eq!(
-            subscription.ended(Some(&unavailable())),
+            subscription.ended(Some(Refusal::Failed)),
             Next::Retry {
                 delay: FIRST_RETRY,
                 warn: true

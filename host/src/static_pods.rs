@@ -2,10 +2,11 @@
 //! lists the directory, skips hidden files and subdirectories, and re-reads only the files
 //! whose (mtime, size, inode) changed since the last scan — or that changed so recently that
 //! a second write within the file system's clock tick could hide behind the same stamp. All of
-//! it blocks, so it runs on the blocking pool, never on an actor thread. No file is read past
-//! the manifest size cap, and each costs time linear in its size, so a hostile file delays
-//! the others by no more than a large good one would. Each pod is annotated with the time it
-//! was first read (`kubernetes.io/config.seen`), kept while its manifest holds it.
+//! it blocks, so the static pod source actor (`sergeant_actors::sources`) runs each scan on the
+//! blocking pool, never on an actor thread. No file is read past the manifest size cap, and
+//! each costs time linear in its size, so a hostile file delays the others by no more than a
+//! large good one would. Each pod is annotated with the time it was first read
+//! (`kubernetes.io/config.seen`), kept while its manifest holds it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{ErrorKind, Read};
@@ -13,8 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use sergeant_messages::pods::core::Pod;
-use sergeant_messages::pods::RejectedManifest;
+use k8s_openapi::api::core::v1::Pod;
 
 use sergeant_core::limits::MAX_MANIFEST_BYTES;
 use sergeant_core::located::Rejection;
@@ -28,16 +28,16 @@ const SETTLE: Duration = Duration::from_secs(2);
 /// `staticPodPath` could not be listed; the last good view stays in force.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: cannot read: {reason}")]
-pub(crate) struct ScanError {
+pub struct ScanError {
     /// The path that could not be read.
-    pub(crate) path: String,
+    pub path: String,
     /// The operating system's reason.
-    pub(crate) reason: String,
+    pub reason: String,
 }
 
 /// Why one manifest file gives no pod: it could not be read, or the loader rejected it. Kept
-/// for the file between scans, and reported as the file's [`RejectedManifest`], whose error
-/// is this one's Display.
+/// for the file between scans, and reported as the file's rejection ([`Scan::rejected`]),
+/// whose error is this one's Display.
 #[derive(Debug, thiserror::Error)]
 enum LoadError {
     /// The file is listed but could not be read.
@@ -65,11 +65,13 @@ fn read_capped(file: &Path) -> std::io::Result<Vec<u8>> {
 
 /// What one scan found, in file name order.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Scan {
-    pub(crate) pods: Vec<Arc<Pod>>,
-    pub(crate) rejected: Vec<RejectedManifest>,
+pub struct Scan {
+    /// The pods the manifests define.
+    pub pods: Vec<Arc<Pod>>,
+    /// The files that define no pod: each file (as shown) and why, naming its line and field.
+    pub rejected: Vec<(String, String)>,
     /// `staticPodPath` does not exist (yet): no pods, and not an error.
-    pub(crate) missing: bool,
+    pub missing: bool,
 }
 
 /// What identifies one version of a file without reading it.
@@ -85,7 +87,7 @@ impl Stamp {
         Self {
             modified: metadata.modified().ok(),
             len: metadata.len(),
-            identity: sergeant_host::filesystem::identity_of(metadata),
+            identity: crate::filesystem::identity_of(metadata),
         }
     }
 }
@@ -118,7 +120,7 @@ impl Known {
 
 /// Scans one `staticPodPath` for one node, remembering what it read between scans.
 #[derive(Debug)]
-pub(crate) struct Scanner {
+pub struct Scanner {
     path: PathBuf,
     node: String,
     known: BTreeMap<PathBuf, Known>,
@@ -127,7 +129,10 @@ pub(crate) struct Scanner {
 }
 
 impl Scanner {
-    pub(crate) fn new(path: PathBuf, node: String) -> Self {
+    /// A scanner of `path` (a directory or one file) for the node `node`, which has read
+    /// nothing yet.
+    #[must_use]
+    pub fn new(path: PathBuf, node: String) -> Self {
         Self {
             path,
             node,
@@ -140,7 +145,7 @@ impl Scanner {
     ///
     /// # Errors
     /// [`ScanError`] when `staticPodPath` exists but cannot be listed.
-    pub(crate) fn scan(&mut self) -> Result<Scan, ScanError> {
+    pub fn scan(&mut self) -> Result<Scan, ScanError> {
         let files = match self.list() {
             Ok(files) => files,
             Err(err) if err.kind() == ErrorKind::NotFound => {
@@ -247,10 +252,7 @@ impl Scanner {
         for (file, known) in &self.known {
             let origin = file.display().to_string();
             match &known.outcome {
-                Err(error) => scan.rejected.push(RejectedManifest {
-                    origin,
-                    error: error.to_string(),
-                }),
+                Err(error) => scan.rejected.push((origin, error.to_string())),
                 Ok(loaded) => {
                     let meta = &loaded.pod.metadata;
                     let key = (
@@ -265,7 +267,7 @@ impl Scanner {
                             key.1,
                             first.display()
                         );
-                        scan.rejected.push(RejectedManifest { origin, error });
+                        scan.rejected.push((origin, error));
                     } else {
                         owners.insert(key, file);
                         scan.pods.push(loaded.pod.clone());
@@ -376,10 +378,11 @@ mod tests {
         let second = dir.path().join("2.yaml").display().to_string();
         let first = dir.path().join("1.yaml").display().to_string();
         assert_eq!(scan.rejected.len(), 1);
-        assert_eq!(scan.rejected[0].origin, second);
+        let (origin, error) = &scan.rejected[0];
+        assert_eq!(origin, &second);
         assert_eq!(
-            scan.rejected[0].error,
-            format!("{second}:4: metadata.name: pod default/web-n1 is already defined by {first}")
+            error,
+            &format!("{second}:4: metadata.name: pod default/web-n1 is already defined by {first}")
         );
     }
 
@@ -403,7 +406,7 @@ mod tests {
         eprintln!("scanned the hostile directory in {took:?}");
         assert!(took < Duration::from_secs(2), "{took:?}");
         assert_eq!(names(&scan), ["good-n1"]);
-        let errors: Vec<&str> = scan.rejected.iter().map(|r| r.error.as_str()).collect();
+        let errors: Vec<&str> = scan.rejected.iter().map(|(_, e)| e.as_str()).collect();
         let shown = |name: &str| dir.path().join(name).display().to_string();
         assert_eq!(errors.len(), 2, "{errors:?}");
         assert!(

@@ -1,5 +1,5 @@
-//! How many writes to the API server the status manager has under way at once, and which
-//! pods wait for one to finish.
+//! How many writes to the API server the status manager (`sergeant_actors::status_manager`)
+//! has under way at once, and which pods wait for one to finish.
 //!
 //! A burst of pod starts is a burst of status writes. Sent all at once they queue up at the
 //! API server and at the node's own loop together, and each takes longer; a few at a time,
@@ -11,11 +11,11 @@
 use std::collections::VecDeque;
 
 /// Writes under way at once.
-pub(super) const MAX_WRITES_IN_FLIGHT: usize = 4;
+pub const MAX_WRITES_IN_FLIGHT: usize = 4;
 
 /// The write slots and the pods waiting for one.
 #[derive(Debug)]
-pub(super) struct WriteSlots {
+pub struct WriteSlots {
     limit: usize,
     in_flight: usize,
     /// Pods whose next step waits for a slot, oldest first, each once.
@@ -30,7 +30,8 @@ impl Default for WriteSlots {
 
 impl WriteSlots {
     /// Slots for `limit` writes at once.
-    pub(super) fn new(limit: usize) -> Self {
+    #[must_use]
+    pub fn new(limit: usize) -> Self {
         Self {
             limit,
             in_flight: 0,
@@ -39,7 +40,7 @@ impl WriteSlots {
     }
 
     /// Whether the pod `uid` may take its next step now; if not, it waits in line.
-    pub(super) fn admit(&mut self, uid: &str) -> bool {
+    pub fn admit(&mut self, uid: &str) -> bool {
         if self.in_flight < self.limit {
             return true;
         }
@@ -50,18 +51,18 @@ impl WriteSlots {
     }
 
     /// A write started.
-    pub(super) fn started(&mut self) {
+    pub fn started(&mut self) {
         self.in_flight += 1;
     }
 
     /// A write finished.
-    pub(super) fn finished(&mut self) {
+    pub fn finished(&mut self) {
         self.in_flight = self.in_flight.saturating_sub(1);
     }
 
     /// The pod that waited longest, while a slot is free: the caller lets it take its step,
     /// and asks again (a pod with nothing to write takes no slot, so the next gets its turn).
-    pub(super) fn next_waiting(&mut self) -> Option<String> {
+    pub fn next_waiting(&mut self) -> Option<String> {
         if self.in_flight < self.limit {
             self.waiting.pop_front()
         } else {
@@ -70,7 +71,8 @@ impl WriteSlots {
     }
 
     /// Writes under way.
-    pub(super) fn in_flight(&self) -> usize {
+    #[must_use]
+    pub fn in_flight(&self) -> usize {
         self.in_flight
     }
 }
