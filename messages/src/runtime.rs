@@ -128,6 +128,7 @@ runtime_operations! {
     Attach: AttachRequest => AttachResponse, "attach";
     PortForward: PortForwardRequest => PortForwardResponse, "port_forward";
     ListContainerStats: ListContainerStatsRequest => ListContainerStatsResponse, "list_container_stats";
+    ListPodSandboxStats: ListPodSandboxStatsRequest => ListPodSandboxStatsResponse, "list_podsandbox_stats";
     ImageFsInfo: ImageFsInfoRequest => ImageFsInfoResponse, "image_fs_info";
     UpdateRuntimeConfig: UpdateRuntimeConfigRequest => UpdateRuntimeConfigResponse, "update_runtime_config";
 }

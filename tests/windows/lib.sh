@@ -39,3 +39,43 @@ kubelet_config() {
         for line in "$@"; do printf '%s\n' "$line"; done
     } >"$file"
 }
+
+# Runs a node in run directory $1 (after the caller's `pids=()`, trap and `fail`): the fake
+# runtime from build directory $2 serving named pipe $3, and sergeant.exe as node $4 on it, with
+# a KubeletConfiguration serving healthz on port $5, the read-only port on $6 and the kubelet
+# API on $7, and one static pod `web`: one container `app` of a Windows image, with CPU and
+# memory limits; any further arguments are appended to the configuration as lines. Adds both
+# pids to `pids`; their logs are $1/fake-cri.log and $1/sergeant.log.
+pipe_node() {
+    local run=$1 bin=$2 pipe=$3 node=$4 healthz=$5 read_only=$6 api=$7
+    shift 7
+    kubelet_config "$run/config.yaml" "$run" "$healthz" "$read_only" "$api" \
+        "containerRuntimeEndpoint: $pipe" "$@"
+    cat >"$run/manifests/web.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: default
+spec:
+  containers:
+  - name: app
+    image: mcr.microsoft.com/windows/nanoserver:ltsc2022
+    resources:
+      limits:
+        cpu: 500m
+        memory: 128Mi
+YAML
+    "$WINE" "$bin/sergeant-fake-cri.exe" "$pipe" >"$run/fake-cri.log" 2>&1 &
+    pids+=($!)
+    wait_until "the fake runtime serving $pipe" grep -q "^serving $pipe" "$run/fake-cri.log"
+    "$WINE" "$bin/sergeant.exe" --config "$(win "$run/config.yaml")" \
+        --root-dir "$(win "$run/root")" --hostname-override "$node" >"$run/sergeant.log" 2>&1 &
+    pids+=($!)
+}
+
+# Prints the ends of the logs of pipe_node's processes in run directory $1.
+node_logs() {
+    echo "--- sergeant-fake-cri.exe" >&2; tail -n 40 "$1/fake-cri.log" >&2 || true
+    echo "--- sergeant.exe" >&2; tail -n 60 "$1/sergeant.log" >&2 || true
+}

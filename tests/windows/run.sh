@@ -6,6 +6,7 @@
 # the read-only port's /pods shows the static pod Running with its container running (which
 # takes CRI calls over the pipe: version, sandbox, pull, create, start, status), and /metrics
 # counts the CRI event stream obtained over the pipe, and no pod cgroup was made; then runs
+# tests/windows/stats.sh (/stats/summary from Windows' calls and the runtime's sandbox stats),
 # tests/windows/service.sh (sergeant.exe as a Windows service under sc.exe) and
 # tests/windows/node_facts.sh (sergeant.exe registering its Node with the test control plane,
 # with the machine's Windows facts). Fails, printing both logs, otherwise.
@@ -28,40 +29,14 @@ pipe="npipe://./pipe/sergeant-test-$$"
 base=$((12000 + $$ % 2000 * 3))
 healthz=$base read_only=$((base + 1)) api=$((base + 2))
 
-kubelet_config "$run/config.yaml" "$run" "$healthz" "$read_only" "$api" \
-    "containerRuntimeEndpoint: $pipe"
-cat >"$run/manifests/web.yaml" <<'YAML'
-apiVersion: v1
-kind: Pod
-metadata:
-  name: web
-  namespace: default
-spec:
-  containers:
-  - name: app
-    image: mcr.microsoft.com/windows/nanoserver:ltsc2022
-    resources:
-      limits:
-        cpu: 500m
-        memory: 128Mi
-YAML
-
 pids=()
 trap 'stop_all "$run"' EXIT
 fail() {
     echo "tests/windows/run.sh: FAILED: $*" >&2
-    echo "--- sergeant-fake-cri.exe" >&2; tail -n 40 "$run/fake-cri.log" >&2 || true
-    echo "--- sergeant.exe" >&2; tail -n 60 "$run/sergeant.log" >&2 || true
+    node_logs "$run"
     exit 1
 }
-
-"$WINE" "$bin/sergeant-fake-cri.exe" "$pipe" >"$run/fake-cri.log" 2>&1 &
-pids+=($!)
-wait_until "the fake runtime serving $pipe" grep -q "^serving $pipe" "$run/fake-cri.log"
-
-"$WINE" "$bin/sergeant.exe" --config "$(win "$run/config.yaml")" --root-dir "$(win "$run/root")" \
-    --hostname-override winnode >"$run/sergeant.log" 2>&1 &
-pids+=($!)
+pipe_node "$run" "$bin" "$pipe" winnode "$healthz" "$read_only" "$api"
 
 healthy() { [ "$(curl -s -m 2 "http://127.0.0.1:$healthz/healthz")" = ok ]; }
 pod_running() {
@@ -97,5 +72,6 @@ echo "== windows: sergeant.exe ran a static pod over $pipe under Wine ($SECONDS 
 # this run's Wine processes are gone (service.sh starts the prefix's services afresh).
 stop_all "$run"
 trap - EXIT
+bash "$here/stats.sh"
 bash "$here/service.sh"
 bash "$here/node_facts.sh"

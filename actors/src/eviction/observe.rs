@@ -7,7 +7,7 @@ use std::sync::Arc;
 use sergeant_core::eviction::message::ContainerUsage;
 use sergeant_core::eviction::rank::{PodUsage, StorageParts, Usage};
 use sergeant_core::eviction::signals::{
-    allocatable_memory, Observation, Observations, Resource, Signal,
+    allocatable_memory, commit_memory_available, Observation, Observations, Resource, Signal,
 };
 use sergeant_core::labels;
 use sergeant_core::stats::summary::FsStats;
@@ -17,14 +17,19 @@ use sergeant_messages::runtime::cri;
 
 use crate::stats::Sample;
 
-/// The signals `sample` shows. `allocatableMemory.available` is the pods' cgroup's;
-/// `containerfs.*` is the image filesystem (containerd keeps writable layers with the images);
-/// a signal whose numbers are missing is left out.
+/// The signals `sample` shows. `memory.available` is what can still be committed when the
+/// sample has the machine's commit charge (Windows, as upstream), else the node's memory;
+/// `allocatableMemory.available` is the pods' cgroup's; `containerfs.*` is the image
+/// filesystem (containerd keeps writable layers with the images); a signal whose numbers are
+/// missing is left out.
 #[must_use]
 pub fn signals(sample: &Sample) -> Observations {
     let mut observed = Observations::new();
     let memory = &sample.node.memory;
-    if let (Some(available), Some(working_set)) = (memory.available_bytes, memory.working_set_bytes)
+    if let Some(commit) = sample.node.commit {
+        observed.insert(Signal::MemoryAvailable, commit_memory_available(commit));
+    } else if let (Some(available), Some(working_set)) =
+        (memory.available_bytes, memory.working_set_bytes)
     {
         observed.insert(
             Signal::MemoryAvailable,

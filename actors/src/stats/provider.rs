@@ -2,7 +2,8 @@
 //! housekeeping for the upstream kubelet), it reads the node's counters, the runtime's lists
 //! and container stats (containerd asks every container's shim, ~1.3 ms each) and each pod
 //! sandbox's host-side numbers (network, log directory walks, volumes, filesystems) and the
-//! memory of the pods' cgroup (`kubepods`), and
+//! memory of the pods' cgroup (`kubepods`) — on Windows, no network namespace and no cgroup:
+//! the runtime's sandbox stats give the pods' network, CPU and memory — and
 //! publishes the [`Sample`] on the feed its readers hold. A failed sample is published as the
 //! latest (readers see its error) until the next. The feed outlives the actor, so a restarted
 //! provider's readers carry on.
@@ -25,7 +26,7 @@ use super::view::RuntimeView;
 use super::{Latest, PodsCgroup, Sample};
 use crate::config_feed::ConfigState;
 use crate::runtime::RuntimePort;
-use sergeant_core::spec::{is_safe_path_component, pod_dir_in, pods_cgroup};
+use sergeant_core::spec::{is_safe_path_component, pod_dir_in, pods_cgroup, NodeOs};
 use sergeant_supervisor::{failpoint, ChildEnv, ChildSpec, Slot};
 
 /// How often the node and its pods are read again: cAdvisor's housekeeping interval in the
@@ -161,9 +162,11 @@ async fn take(
         );
         (node_name, state.active.command_line.root_dir.clone(), pods)
     };
-    let view = RuntimeView::list(port, &node_name).await?;
+    let os = NodeOs::of_this_build();
+    let view = RuntimeView::list(port, &node_name, os).await?;
     refresh_infos(port, infos, &view.sandboxes).await;
-    let targets = targets(&view, infos, &root_dir);
+    let targets = targets(&view, infos, &root_dir, os);
+    let pods = pods.filter(|_| os == NodeOs::Linux);
     let mountpoints = mountpoints(&view);
     let (node, host, pods) = tokio::task::spawn_blocking(move || {
         let node = node::sample(&root_dir)?;
@@ -207,17 +210,26 @@ async fn refresh_infos(
 }
 
 /// What to read on the host for each listed sandbox: its kept information, the names of its
-/// running containers, and its pod's directory under the state directory `root_dir`.
+/// running containers, and its pod's directory under the state directory `root_dir`. On a
+/// node running `os` Windows no pid is kept: there is no network namespace to read.
 fn targets(
     view: &RuntimeView,
     infos: &HashMap<String, SandboxInfo>,
     root_dir: &Path,
+    os: NodeOs,
 ) -> Vec<Target> {
     view.sandboxes
         .iter()
         .map(|s| Target {
             sandbox_id: s.id.clone(),
-            info: infos.get(&s.id).cloned().unwrap_or_default(),
+            info: infos
+                .get(&s.id)
+                .cloned()
+                .map(|info| SandboxInfo {
+                    pid: info.pid.filter(|_| os == NodeOs::Linux),
+                    ..info
+                })
+                .unwrap_or_default(),
             containers: view
                 .containers
                 .iter()
@@ -297,6 +309,7 @@ mod tests {
                 }),
                 ..Default::default()
             }],
+            sandbox_stats: Vec::new(),
         };
         let infos = HashMap::from([(
             "s2".to_string(),
@@ -305,7 +318,7 @@ mod tests {
                 log_directory: None,
             },
         )]);
-        let targets = targets(&view, &infos, Path::new("/r"));
+        let targets = targets(&view, &infos, Path::new("/r"), NodeOs::Linux);
         assert_eq!(targets[0].sandbox_id, "s1");
         assert_eq!(targets[0].containers, ["app", "sidecar"]);
         assert_eq!(targets[0].info, SandboxInfo::default());
@@ -317,5 +330,7 @@ mod tests {
         );
         assert_eq!(targets[1].pod_dir, None, "a uid that is not a plain name");
         assert_eq!(mountpoints(&view), ["/var/lib/a", "/var/lib/c"]);
+        let windows = super::targets(&view, &infos, Path::new("/r"), NodeOs::Windows);
+        assert_eq!(windows[1].info.pid, None, "no network namespace on Windows");
     }
 }

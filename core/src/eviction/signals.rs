@@ -1,5 +1,6 @@
 //! The eviction signals as upstream defines them: what is available of a resource and its
-//! capacity. `memory.available` is capacity less the root cgroup's working set;
+//! capacity. `memory.available` is capacity less the root cgroup's working set (on Windows,
+//! what can still be committed: [`commit_memory_available`]);
 //! `allocatableMemory.available` is allocatable memory (the `kubepods` cgroup's limit) less
 //! the pods' working set ([`allocatable_memory`]);
 //! `nodefs.*` are the filesystem of the kubelet's root directory, `imagefs.*` the runtime's
@@ -10,6 +11,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 pub use sergeant_config::Signal;
+
+use crate::stats::windows::system::CommitMemory;
 
 /// One signal's reading: what is available and of how much. Bytes, inodes or processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,6 +133,18 @@ pub fn allocatable_memory(limit_bytes: Option<u64>, working_set_bytes: u64) -> O
         available: capacity.saturating_sub(working_set_bytes),
         capacity,
     })
+}
+
+/// `memory.available` on Windows, as upstream observes it from the summary's
+/// `windows-global-commit-memory` system container: what can still be committed, of the
+/// commit charge and that together (the commit limit).
+#[must_use]
+pub fn commit_memory_available(commit: CommitMemory) -> Observation {
+    let available = commit.available_bytes();
+    Observation {
+        available,
+        capacity: available.saturating_add(commit.total_bytes),
+    }
 }
 
 /// Whether node-level reclaim (dead containers, then unused images) can relieve `signal`,

@@ -10,9 +10,11 @@ use super::decide::{decide, State};
 use super::message::{self, ContainerUsage};
 use super::rank::{rank, PodUsage, StorageParts, Usage};
 use super::signals::{
-    allocatable_memory, reclaimable_on_node, Observation, Observations, Pressure, Resource, Signal,
+    allocatable_memory, commit_memory_available, reclaimable_on_node, Observation, Observations,
+    Pressure, Resource, Signal,
 };
 use super::thresholds::{self, Threshold};
+use crate::stats::windows::system::CommitMemory;
 
 const MI: u64 = 1024 * 1024;
 
@@ -261,6 +263,26 @@ fn memory_is_reclaimed_before_disk_and_each_signal_has_its_condition() {
         Instant::now(),
     );
     assert!(decision.pressure.is_empty() && decision.reclaim.is_none());
+}
+
+#[test]
+fn windows_memory_available_is_what_can_still_be_committed_of_the_commit_limit() {
+    let commit = CommitMemory {
+        limit_bytes: 1024 * MI,
+        total_bytes: 1000 * MI,
+    };
+    assert_eq!(
+        commit_memory_available(commit),
+        Observation {
+            available: 24 * MI,
+            capacity: 1024 * MI
+        }
+    );
+    let over = CommitMemory {
+        limit_bytes: MI,
+        total_bytes: 2 * MI,
+    };
+    assert_eq!(commit_memory_available(over).available, 0);
 }
 
 #[test]

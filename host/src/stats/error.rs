@@ -1,5 +1,5 @@
-//! Why a kernel or filesystem number could not be read: [`HostStatsError`] for the file, and
-//! [`ParseError`] for what is wrong in its text.
+//! Why a kernel, system-call or filesystem number could not be read: [`HostStatsError`] for the
+//! file or call, and [`ParseError`] for what is wrong in a file's text.
 
 use std::num::ParseIntError;
 use std::path::PathBuf;
@@ -23,6 +23,18 @@ pub enum HostStatsError {
         /// What was wrong.
         source: ParseError,
     },
+    /// A Windows system call the node's numbers come from failed.
+    #[error("{call}: {source}")]
+    SystemCall {
+        /// The call.
+        call: &'static str,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// Windows' process list, whose private working sets make the node's working set, is
+    /// not what the call writes.
+    #[error("the process list: {0}")]
+    ProcessList(#[from] super::process_list::ProcessListError),
     /// `statvfs` failed on a directory.
     #[error("statvfs {}: {source}", path.display())]
     Statvfs {

@@ -89,6 +89,7 @@ async fn dispatch(
         Rq::Attach(r) => Rs::Attach(client.call(r).await?),
         Rq::PortForward(r) => Rs::PortForward(client.call(r).await?),
         Rq::ListContainerStats(r) => Rs::ListContainerStats(client.call(r).await?),
+        Rq::ListPodSandboxStats(r) => Rs::ListPodSandboxStats(client.call(r).await?),
         Rq::ImageFsInfo(r) => Rs::ImageFsInfo(client.call(r).await?),
         Rq::UpdateRuntimeConfig(r) => Rs::UpdateRuntimeConfig(client.call(r).await?),
     })

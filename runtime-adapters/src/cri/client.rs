@@ -17,15 +17,15 @@ use k8s_cri::v1::{
     ImageFsInfoResponse, ImageSpec, ImageStatusRequest, ImageStatusResponse,
     ListContainerStatsRequest, ListContainerStatsResponse, ListContainersRequest,
     ListContainersResponse, ListImagesRequest, ListImagesResponse, ListPodSandboxRequest,
-    ListPodSandboxResponse, PodSandboxStatusRequest, PodSandboxStatusResponse, PortForwardRequest,
-    PortForwardResponse, PullImageRequest, PullImageResponse, RemoveContainerRequest,
-    RemoveContainerResponse, RemoveImageRequest, RemoveImageResponse, RemovePodSandboxRequest,
-    RemovePodSandboxResponse, ReopenContainerLogRequest, ReopenContainerLogResponse,
-    RunPodSandboxRequest, RunPodSandboxResponse, StartContainerRequest, StartContainerResponse,
-    StatusRequest, StatusResponse, StopContainerRequest, StopContainerResponse,
-    StopPodSandboxRequest, StopPodSandboxResponse, UpdateContainerResourcesRequest,
-    UpdateContainerResourcesResponse, UpdateRuntimeConfigRequest, UpdateRuntimeConfigResponse,
-    VersionRequest, VersionResponse,
+    ListPodSandboxResponse, ListPodSandboxStatsRequest, ListPodSandboxStatsResponse,
+    PodSandboxStatusRequest, PodSandboxStatusResponse, PortForwardRequest, PortForwardResponse,
+    PullImageRequest, PullImageResponse, RemoveContainerRequest, RemoveContainerResponse,
+    RemoveImageRequest, RemoveImageResponse, RemovePodSandboxRequest, RemovePodSandboxResponse,
+    ReopenContainerLogRequest, ReopenContainerLogResponse, RunPodSandboxRequest,
+    RunPodSandboxResponse, StartContainerRequest, StartContainerResponse, StatusRequest,
+    StatusResponse, StopContainerRequest, StopContainerResponse, StopPodSandboxRequest,
+    StopPodSandboxResponse, UpdateContainerResourcesRequest, UpdateContainerResourcesResponse,
+    UpdateRuntimeConfigRequest, UpdateRuntimeConfigResponse, VersionRequest, VersionResponse,
 };
 use tonic::transport::Channel;
 
@@ -412,6 +412,10 @@ rpcs! {
     /// The resource usage of the containers passing the filter, for `/stats/summary`.
     ListContainerStatsRequest => ListContainerStatsResponse:
         runtime.list_container_stats, ListContainerStats, Cheap {}
+    /// The resource usage of the pod sandboxes passing the filter, each with its containers':
+    /// on Windows, the pods' and containers' numbers for `/stats/summary`.
+    ListPodSandboxStatsRequest => ListPodSandboxStatsResponse:
+        runtime.list_pod_sandbox_stats, ListPodSandboxStats, Cheap {}
     /// Hands the runtime the node's pod CIDR (comma-separated for dual stack), as upstream's
     /// kubelet does at start and whenever the Node's `spec.podCIDRs` changes.
     UpdateRuntimeConfigRequest => UpdateRuntimeConfigResponse:
@@ -535,6 +539,7 @@ mod tests {
             AttachRequest,
             PortForwardRequest,
             ListContainerStatsRequest,
+            ListPodSandboxStatsRequest,
             ImageFsInfoRequest,
             UpdateRuntimeConfigRequest
         );
@@ -561,6 +566,8 @@ mod tests {
             filter: Some(ContainerStatsFilter::default()),
         };
         assert_eq!(cri.deadline_of(&stats), cheap);
+        let sandbox_stats = ListPodSandboxStatsRequest::default();
+        assert_eq!(cri.deadline_of(&sandbox_stats), cheap);
         assert_eq!(cri.deadline_of(&ImageFsInfoRequest::default()), cheap);
         assert_eq!(
             cri.deadline_of(&UpdateRuntimeConfigRequest::default()),

@@ -72,6 +72,8 @@ pub enum Operation {
     PortForward,
     /// `ListContainerStats`: the containers' resource usage, for `/stats/summary`.
     ListContainerStats,
+    /// `ListPodSandboxStats`: the pods' resource usage, for `/stats/summary` on Windows.
+    ListPodSandboxStats,
     /// `ImageFsInfo`: the image filesystem's usage, for `/stats/summary`.
     ImageFsInfo,
     /// `UpdateRuntimeConfig`: the node's pod CIDR, handed to the runtime.
@@ -82,7 +84,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, for describing or pre-registering the metric series.
-    pub const ALL: [Operation; 27] = [
+    pub const ALL: [Operation; 28] = [
         Self::Version,
         Self::Status,
         Self::RunPodSandbox,
@@ -107,6 +109,7 @@ impl Operation {
         Self::Attach,
         Self::PortForward,
         Self::ListContainerStats,
+        Self::ListPodSandboxStats,
         Self::ImageFsInfo,
         Self::UpdateRuntimeConfig,
         Self::GetContainerEvents,
@@ -140,6 +143,7 @@ impl Operation {
             Self::Attach => "attach",
             Self::PortForward => "port_forward",
             Self::ListContainerStats => "list_container_stats",
+            Self::ListPodSandboxStats => "list_podsandbox_stats",
             Self::ImageFsInfo => "image_fs_info",
             Self::UpdateRuntimeConfig => "update_runtime_config",
             Self::GetContainerEvents => "get_container_events",

@@ -50,6 +50,9 @@ impl FakeRuntime {
             Rq::RemoveImage(rq) => Rs::RemoveImage(self.remove_image(&rq)?),
             Rq::ReopenContainerLog(rq) => Rs::ReopenContainerLog(self.reopen_container_log(&rq)?),
             Rq::ListContainerStats(rq) => Rs::ListContainerStats(self.list_container_stats(&rq)),
+            Rq::ListPodSandboxStats(rq) => {
+                Rs::ListPodSandboxStats(self.list_pod_sandbox_stats(&rq))
+            }
             Rq::ImageFsInfo(_) => Rs::ImageFsInfo(self.image_fs_info()),
             Rq::UpdateRuntimeConfig(rq) => {
                 Rs::UpdateRuntimeConfig(self.update_runtime_config(&rq)?)

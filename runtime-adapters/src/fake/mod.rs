@@ -32,10 +32,12 @@ mod images;
 mod ipam;
 mod labels;
 mod reference;
+mod sandbox_stats;
 mod sandboxes;
 mod state;
 mod stats;
 mod subscribers;
+mod windows_stats;
 
 pub use actor::FakeAdapter;
 pub use state::FakeRuntime;

@@ -25,6 +25,8 @@ pub(super) struct Sandbox {
     labels: HashMap<String, String>,
     annotations: HashMap<String, String>,
     runtime_handler: String,
+    /// Whether its config has a Windows half: a Windows pod, whose stats are Windows-shaped.
+    pub(super) windows: bool,
 }
 
 impl Sandbox {
@@ -38,7 +40,7 @@ impl Sandbox {
     }
 
     /// Whether the sandbox passes a `ListPodSandbox` filter.
-    fn passes(&self, id: &str, filter: &cri::PodSandboxFilter) -> bool {
+    pub(super) fn passes(&self, id: &str, filter: &cri::PodSandboxFilter) -> bool {
         (filter.id.is_empty() || filter.id == id)
             && filter
                 .state
@@ -66,6 +68,16 @@ impl Sandbox {
             labels: self.labels.clone(),
             annotations: self.annotations.clone(),
             runtime_handler: self.runtime_handler.clone(),
+        }
+    }
+
+    /// The attributes its stats carry.
+    pub(super) fn attributes(&self, id: &str) -> cri::PodSandboxAttributes {
+        cri::PodSandboxAttributes {
+            id: id.to_owned(),
+            metadata: Some(self.metadata.clone()),
+            labels: self.labels.clone(),
+            annotations: self.annotations.clone(),
         }
     }
 
@@ -162,6 +174,7 @@ impl FakeRuntime {
             labels: config.labels,
             annotations: config.annotations,
             runtime_handler: request.runtime_handler,
+            windows: config.windows.is_some(),
         };
         self.sandboxes.insert(id.clone(), sandbox);
         self.emit(Kind::ContainerCreatedEvent, &id, &id);

@@ -1,21 +1,23 @@
 //! Resource usage of the fake runtime (`ListContainerStats`, `ImageFsInfo`): made-up but
 //! plausible numbers, so a hollow node's `/stats/summary` looks like a lightly loaded real one.
-//! A running hollow container uses one millicore and a few MiB; stopped ones use nothing.
+//! A running hollow container uses one millicore and a few MiB; stopped ones use nothing. A
+//! container of a Windows pod answers Windows-shaped numbers ([`super::windows_stats`]).
 
 use sergeant_messages::runtime::cri;
 
 use super::container::{Container, Phase};
+use super::windows_stats;
 use super::FakeRuntime;
 
 /// CPU a running hollow container is said to use, in nanocores (one millicore).
-const NANO_CORES: u64 = 1_000_000;
+pub(super) const NANO_CORES: u64 = 1_000_000;
 /// Memory a running hollow container is said to use.
-const WORKING_SET_BYTES: u64 = 4 * 1024 * 1024;
+pub(super) const WORKING_SET_BYTES: u64 = 4 * 1024 * 1024;
 /// Where the fake says it keeps images and writable layers.
 const FAKE_FS_MOUNTPOINT: &str = "/var/lib/sergeant-fake";
 
 /// A protobuf `UInt64Value`.
-fn value(value: u64) -> Option<cri::UInt64Value> {
+pub(super) fn value(value: u64) -> Option<cri::UInt64Value> {
     Some(cri::UInt64Value { value })
 }
 
@@ -31,23 +33,34 @@ fn fs_usage(now: i64) -> cri::FilesystemUsage {
     }
 }
 
-/// The usage sample of one container at `now`.
-fn sample(id: &str, container: &Container, now: i64) -> cri::ContainerStats {
-    let (core_nanos, working_set) = match container.phase {
+/// What a container has used by `now`: `(CPU core-nanoseconds, working set bytes)`, one
+/// millicore since it started and [`WORKING_SET_BYTES`] while it runs.
+pub(super) fn used(container: &Container, now: i64) -> (u64, u64) {
+    match container.phase {
         Phase::Running { started_at } => {
             let ran_ns = u128::try_from(now.saturating_sub(started_at)).unwrap_or(0);
             let used = ran_ns * u128::from(NANO_CORES) / 1_000_000_000;
             (u64::try_from(used).unwrap_or(u64::MAX), WORKING_SET_BYTES)
         }
         Phase::Created | Phase::Exited { .. } => (0, 0),
-    };
+    }
+}
+
+/// The attributes a container's stats carry.
+pub(super) fn attributes(id: &str, container: &Container) -> cri::ContainerAttributes {
+    cri::ContainerAttributes {
+        id: id.to_string(),
+        metadata: Some(container.metadata.clone()),
+        labels: container.labels.clone(),
+        annotations: container.annotations.clone(),
+    }
+}
+
+/// The usage sample of one container of a Linux pod at `now`.
+pub(super) fn sample(id: &str, container: &Container, now: i64) -> cri::ContainerStats {
+    let (core_nanos, working_set) = used(container, now);
     cri::ContainerStats {
-        attributes: Some(cri::ContainerAttributes {
-            id: id.to_string(),
-            metadata: Some(container.metadata.clone()),
-            labels: container.labels.clone(),
-            annotations: container.annotations.clone(),
-        }),
+        attributes: Some(attributes(id, container)),
         cpu: Some(cri::CpuUsage {
             timestamp: now,
             usage_core_nano_seconds: value(core_nanos),
@@ -85,9 +98,22 @@ impl FakeRuntime {
             .containers
             .iter()
             .filter(|(id, container)| container.passes(id, &wanted))
-            .map(|(id, container)| sample(id, container, now))
+            .map(|(id, container)| {
+                if self.in_windows_pod(container) {
+                    windows_stats::list_entry(id, container, now)
+                } else {
+                    sample(id, container, now)
+                }
+            })
             .collect();
         cri::ListContainerStatsResponse { stats }
+    }
+
+    /// Whether `container` belongs to a Windows pod's sandbox.
+    pub(super) fn in_windows_pod(&self, container: &Container) -> bool {
+        self.sandboxes
+            .get(&container.sandbox_id)
+            .is_some_and(|sandbox| sandbox.windows)
     }
 
     /// `ImageFsInfo`: one image filesystem holding nothing (hollow images take no space).
@@ -101,16 +127,17 @@ impl FakeRuntime {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::HashMap;
 
     use sergeant_messages::runtime::{RuntimeRequest, RuntimeResponse};
 
     use super::*;
 
-    fn container(phase: Phase) -> Container {
+    /// A container of sandbox `sandbox_id` in `phase`.
+    pub(in super::super) fn in_sandbox(sandbox_id: &str, phase: Phase) -> Container {
         Container {
-            sandbox_id: "sandbox".to_string(),
+            sandbox_id: sandbox_id.to_string(),
             metadata: cri::ContainerMetadata {
                 name: "app".to_string(),
                 attempt: 0,
@@ -123,6 +150,10 @@ mod tests {
             annotations: HashMap::new(),
             resources: None,
         }
+    }
+
+    fn container(phase: Phase) -> Container {
+        in_sandbox("sandbox", phase)
     }
 
     #[test]

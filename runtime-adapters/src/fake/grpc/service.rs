@@ -134,13 +134,13 @@ fake_service! {
         attach: AttachRequest => AttachResponse;
         port_forward: PortForwardRequest => PortForwardResponse;
         list_container_stats: ListContainerStatsRequest => ListContainerStatsResponse;
+        list_pod_sandbox_stats: ListPodSandboxStatsRequest => ListPodSandboxStatsResponse;
         update_container_resources: UpdateContainerResourcesRequest => UpdateContainerResourcesResponse;
         update_runtime_config: UpdateRuntimeConfigRequest => UpdateRuntimeConfigResponse;
     }
     unimplemented {
         container_stats: ContainerStatsRequest => ContainerStatsResponse;
         pod_sandbox_stats: PodSandboxStatsRequest => PodSandboxStatsResponse;
-        list_pod_sandbox_stats: ListPodSandboxStatsRequest => ListPodSandboxStatsResponse;
         checkpoint_container: CheckpointContainerRequest => CheckpointContainerResponse;
         list_metric_descriptors: ListMetricDescriptorsRequest => ListMetricDescriptorsResponse;
         list_pod_sandbox_metrics: ListPodSandboxMetricsRequest => ListPodSandboxMetricsResponse;

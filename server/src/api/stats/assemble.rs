@@ -1,6 +1,8 @@
 //! Turns the planned pods, their CRI samples and host-side numbers into the summary's pod
 //! entries: container CPU (with the rate, the runtime's or computed), memory, writable layer
-//! and logs, and the pod's sums and ephemeral storage.
+//! and logs, and the pod's CPU, memory and network (the runtime's sandbox stats when it gave
+//! them, as on Windows; else the containers' sums and the pod's network namespace) and
+//! ephemeral storage.
 
 use sergeant_messages::runtime::cri;
 
@@ -42,12 +44,15 @@ pub fn pods(plans: Vec<PodPlan>, inputs: Inputs<'_>) -> Vec<PodStats> {
                 .iter()
                 .map(|c| container(c, pod_host, &host.filesystems, rates, clock))
                 .collect();
+            let usage = plan.usage.unwrap_or_default();
             PodStats {
-                cpu: Some(cpu_sum(&containers, clock)),
-                memory: Some(memory_sum(&containers, clock)),
+                cpu: usage.cpu.or_else(|| Some(cpu_sum(&containers, clock))),
+                memory: usage
+                    .memory
+                    .or_else(|| Some(memory_sum(&containers, clock))),
                 ephemeral_storage: root_fs.map(|fs| ephemeral(fs, &containers, pod_host)),
                 volume: Some(pod_host.volumes.stats.clone()).filter(|v| !v.is_empty()),
-                network: pod_host.network.clone(),
+                network: usage.network.or_else(|| pod_host.network.clone()),
                 pod_ref: plan.pod_ref,
                 start_time: plan.start_time,
                 containers,
@@ -221,6 +226,7 @@ mod tests {
             start_time: time_of_ns(0),
             sandbox_id: "s".to_string(),
             containers: vec![container("busy", busy), container("idle", idle)],
+            usage: None,
         }]
     }
 
@@ -259,5 +265,33 @@ mod tests {
             later.cpu.unwrap().usage_core_nano_seconds,
             Some(busy_used + 1_000_000)
         );
+    }
+
+    #[test]
+    fn the_runtimes_pod_numbers_replace_the_sums_when_it_gave_them() {
+        use sergeant_core::stats::summary::{InterfaceStats, NetworkStats};
+        use sergeant_core::stats::windows::pods::PodUsage;
+        let at = Clock::read();
+        let usage = PodUsage {
+            cpu: Some(CpuStats {
+                time: at.time(),
+                usage_nano_cores: Some(7),
+                usage_core_nano_seconds: Some(70),
+            }),
+            memory: None,
+            network: Some(NetworkStats {
+                time: at.time(),
+                default: InterfaceStats::default(),
+                interfaces: Vec::new(),
+            }),
+            containers: Vec::new(),
+        };
+        let mut plans = plan(10_000_000_000, 5, 6);
+        plans[0].usage = Some(usage.clone());
+        let pod = build(plans, &mut CpuRates::default());
+        assert_eq!(pod.cpu, usage.cpu, "the runtime's");
+        assert_eq!(pod.network, usage.network);
+        let memory = pod.memory.expect("summed, as the runtime gave none");
+        assert_eq!(memory.working_set_bytes, Some(2000));
     }
 }

@@ -1,6 +1,7 @@
 //! `GET /stats/summary`: the upstream kubelet's Summary API — the node's CPU, memory, network,
-//! filesystems and process limit from the kernel, and each pod's and container's usage from
-//! the runtime's CRI stats, joined with the pod manager's pods.
+//! filesystems and process limit from the kernel (from Windows' system calls on Windows), and
+//! each pod's and container's usage from the runtime's CRI stats (on Windows the pod sandbox
+//! stats alone: `sergeant_core::stats::windows`), joined with the pod manager's pods.
 //!
 //! The pods' numbers come from the stats provider (`sergeant_actors::stats`), which samples
 //! them with the node's in the background every `REFRESH_PERIOD` and shares each sample with
@@ -33,6 +34,7 @@ use crate::ServerDeps;
 use sergeant_actors::pod_manager::ListPods;
 use sergeant_actors::stats::Sample;
 use sergeant_core::stats::summary::{FsStats, Summary};
+use sergeant_core::stats::windows::pods::by_sandbox;
 use sergeant_host::stats::{fs, node as host_node, time_of_ns, Clock};
 
 /// What one listener keeps for its stats routes: the previous CPU samples (held only for
@@ -104,19 +106,16 @@ async fn summary(deps: &ServerDeps, shared: &Shared) -> Result<Summary, StatsErr
         tokio::task::spawn_blocking(move || Ok((host_node::sample(&root_dir)?, Clock::read())))
             .unwrap_or_else(|err| Err(StatsError::from(err)))
     )?;
-    let plans = pods::plan(&pods, &sample.view);
+    let usage = by_sandbox(&sample.view.sandbox_stats, clock.ns());
+    let plans = pods::plan(&pods, &sample.view, &usage);
     let image_fs = sample
         .view
         .image_fs
         .first()
         .map(|usage| image_fs_stats(usage, &sample.host.filesystems, &node.fs));
     let mut rates = shared.rates.lock().unwrap_or_else(PoisonError::into_inner);
+    let commit = node.commit;
     let mut node = node::stats(node, node_name, &mut rates, image_fs);
-    node.system_containers = sample
-        .pods
-        .as_ref()
-        .and_then(|cgroup| system::pods(cgroup, &mut rates))
-        .map(|pods| vec![pods]);
     let live: Vec<String> = plans
         .iter()
         .flat_map(|plan| plan.containers.iter().map(|c| c.id.clone()))
@@ -130,6 +129,8 @@ async fn summary(deps: &ServerDeps, shared: &Shared) -> Result<Summary, StatsErr
             clock,
         },
     );
+    node.system_containers =
+        system::containers(commit, sample.pods.as_ref(), &pods, clock, &mut rates);
     rates.retain(live.iter().map(String::as_str).chain([system::PODS]));
     Ok(Summary { node, pods })
 }

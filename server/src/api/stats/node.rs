@@ -1,5 +1,6 @@
 //! The node section of the summary, made from one [`NodeSample`] of the host's stats reader:
-//! its CPU rate taken against the listener's previous sample of the node.
+//! its CPU rate taken against the listener's previous sample of the node; no `rlimit` when the
+//! sample has neither the process limit nor the count (Windows).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -31,7 +32,8 @@ pub fn stats(
         network: sample.network,
         fs: Some(sample.fs),
         runtime: Some(RuntimeStats { image_fs }),
-        rlimit: Some(sample.rlimit),
+        // Windows has no process limit to report: upstream leaves the section out there.
+        rlimit: Some(sample.rlimit).filter(|r| r.maxpid.is_some() || r.curproc.is_some()),
         system_containers: None,
     }
 }
@@ -50,6 +52,7 @@ mod tests {
         assert!(memory.usage_bytes.unwrap() >= memory.working_set_bytes.unwrap());
         let cpu = first.cpu.unwrap();
         assert_eq!(cpu.usage_nano_cores, None);
+        assert!(first.rlimit.is_some(), "Linux has a process limit");
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let second = stats(sample(dir.path()).unwrap(), "n".into(), &mut rates, None);
         let later = second.cpu.unwrap();

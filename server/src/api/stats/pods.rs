@@ -1,6 +1,7 @@
 //! Which pods and containers the summary reports, from the runtime's lists joined with the pod
 //! manager's pods: every pod of this node with a ready sandbox (its newest, when it has had
-//! several), with its running containers and their CRI usage samples.
+//! several), with its running containers and their CRI usage samples, and what the runtime's
+//! sandbox stats say of the pod itself (Windows).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use sergeant_messages::runtime::cri;
 
 use sergeant_actors::stats::RuntimeView;
 use sergeant_core::stats::summary::PodReference;
+use sergeant_core::stats::windows::pods::PodUsage;
 use sergeant_host::stats::time_of_ns;
 
 /// One pod to report, before its host-side numbers are read.
@@ -24,6 +26,8 @@ pub struct PodPlan {
     pub sandbox_id: String,
     /// Its running containers.
     pub containers: Vec<ContainerPlan>,
+    /// What the runtime's sandbox stats say of the pod, when it listed them (Windows).
+    pub usage: Option<PodUsage>,
 }
 
 /// One running container to report.
@@ -39,9 +43,15 @@ pub struct ContainerPlan {
     pub stats: Option<cri::ContainerStats>,
 }
 
-/// The pods of `pods` that have a ready sandbox in `view`, with their running containers.
+/// The pods of `pods` that have a ready sandbox in `view`, with their running containers, and
+/// the sandbox's `usage` (by sandbox id) when the runtime gave it: its containers' samples
+/// count as listed ones.
 #[must_use]
-pub fn plan(pods: &[Arc<Pod>], view: &RuntimeView) -> Vec<PodPlan> {
+pub fn plan(
+    pods: &[Arc<Pod>],
+    view: &RuntimeView,
+    usage: &HashMap<String, PodUsage>,
+) -> Vec<PodPlan> {
     let mut newest: HashMap<&str, &cri::PodSandbox> = HashMap::new();
     for sandbox in &view.sandboxes {
         let Some(uid) = sandbox.metadata.as_ref().map(|m| m.uid.as_str()) else {
@@ -55,6 +65,7 @@ pub fn plan(pods: &[Arc<Pod>], view: &RuntimeView) -> Vec<PodPlan> {
     let stats: HashMap<&str, &cri::ContainerStats> = view
         .stats
         .iter()
+        .chain(usage.values().flat_map(|pod| &pod.containers))
         .filter_map(|s| Some((s.attributes.as_ref()?.id.as_str(), s)))
         .collect();
     let mut containers: HashMap<&str, Vec<ContainerPlan>> = HashMap::new();
@@ -91,6 +102,7 @@ pub fn plan(pods: &[Arc<Pod>], view: &RuntimeView) -> Vec<PodPlan> {
                     uid: uid.to_string(),
                 },
                 start_time,
+                usage: usage.get(sandbox.id.as_str()).cloned(),
                 sandbox_id: sandbox.id.clone(),
                 containers: running,
             })
@@ -153,8 +165,13 @@ mod tests {
                 ..Default::default()
             }],
             image_fs: Vec::new(),
+            sandbox_stats: Vec::new(),
         };
-        let plans = plan(&[pod("web", "u1"), pod("pending", "u2")], &view);
+        let plans = plan(
+            &[pod("web", "u1"), pod("pending", "u2")],
+            &view,
+            &HashMap::new(),
+        );
         assert_eq!(plans.len(), 1);
         let web = &plans[0];
         assert_eq!(web.pod_ref.name, "web");

@@ -1,18 +1,40 @@
-//! The node's system containers in the summary: `pods`, the cgroup all pods run under
-//! (`kubepods`), as the upstream kubelet lists it (cAdvisor's numbers for that cgroup), from the
-//! stats provider's sample of it. Its CPU rate is taken against the previous sample kept under
-//! [`PODS`].
+//! The node's system containers in the summary ([`containers`]). On Linux: `pods`, the cgroup
+//! all pods run under (`kubepods`), as the upstream kubelet lists it (cAdvisor's numbers for
+//! that cgroup), from the stats provider's sample of it; its CPU rate is taken against the
+//! previous sample kept under [`PODS`]. On Windows, where the node sample has the machine's
+//! commit charge, upstream's two: `pods` summed from the pods, and
+//! `windows-global-commit-memory` (`sergeant_core::stats::windows::system`).
 
 use std::time::UNIX_EPOCH;
 
 use sergeant_actors::stats::PodsCgroup;
-use sergeant_core::stats::summary::{ContainerStats, CpuStats, MemoryStats};
-use sergeant_host::stats::time_of_ns;
+use sergeant_core::stats::summary::{ContainerStats, CpuStats, MemoryStats, PodStats};
+use sergeant_core::stats::windows::system::{self as windows, CommitMemory};
+use sergeant_host::stats::{time_of_ns, Clock};
 
 use super::rate::CpuRates;
 
-/// The name upstream gives the pods' system container, and the key of its CPU samples.
-pub const PODS: &str = "pods";
+pub use sergeant_core::stats::windows::system::PODS;
+
+/// The system containers: Windows' two when there is a `commit` charge (with `pods` summed
+/// from `pods` at `clock`), else the `pods` cgroup's entry when it was read.
+pub fn containers(
+    commit: Option<CommitMemory>,
+    cgroup: Option<&PodsCgroup>,
+    pods: &[PodStats],
+    clock: Clock,
+    rates: &mut CpuRates,
+) -> Option<Vec<ContainerStats>> {
+    match commit {
+        Some(commit) => Some(vec![
+            windows::pods(pods, clock.time()),
+            windows::commit_memory(commit, clock.time()),
+        ]),
+        None => cgroup
+            .and_then(|cgroup| self::pods(cgroup, rates))
+            .map(|pods| vec![pods]),
+    }
+}
 
 /// The `pods` system container of `cgroup`; `None` when neither its memory nor its CPU time
 /// could be read.
@@ -55,7 +77,6 @@ pub fn pods(cgroup: &PodsCgroup, rates: &mut CpuRates) -> Option<ContainerStats>
 mod tests {
     use super::*;
     use sergeant_host::cgroup::{CgroupCpu, CgroupMemory};
-    use sergeant_host::stats::Clock;
 
     fn cgroup(usage_ns: u64) -> PodsCgroup {
         PodsCgroup {
@@ -70,6 +91,36 @@ mod tests {
                 since: Some(UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000)),
             }),
         }
+    }
+
+    #[test]
+    fn a_commit_charge_gives_windows_system_containers_and_no_cgroup_read() {
+        let mut rates = CpuRates::default();
+        let commit = CommitMemory {
+            limit_bytes: 100,
+            total_bytes: 40,
+        };
+        let listed = containers(
+            Some(commit),
+            Some(&cgroup(5)),
+            &[],
+            Clock::read(),
+            &mut rates,
+        )
+        .expect("system containers");
+        let names: Vec<&str> = listed.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, [PODS, windows::GLOBAL_COMMIT_MEMORY]);
+        assert_eq!(
+            listed[0].memory.as_ref().and_then(|m| m.working_set_bytes),
+            None
+        );
+        let linux = containers(None, Some(&cgroup(5)), &[], Clock::read(), &mut rates)
+            .expect("the cgroup's");
+        assert_eq!(
+            linux[0].memory.as_ref().and_then(|m| m.working_set_bytes),
+            Some(600)
+        );
+        assert_eq!(containers(None, None, &[], Clock::read(), &mut rates), None);
     }
 
     #[test]
