@@ -40,7 +40,7 @@ impl PodError {
     /// is wrong, and a retry may succeed as soon as the runtime is back.
     #[must_use]
     pub fn is_outage(&self) -> bool {
-        matches!(self, Self::Runtime(error) if is_outage(error))
+        matches!(self, Self::Runtime(error) if error.is_transient())
     }
 
     /// The kind of failure, as the `cause` label of `sergeant_pod_sync_failures_total`.
@@ -88,14 +88,6 @@ impl From<SpecError> for Stopped {
     fn from(error: SpecError) -> Self {
         Self::Failed(error.into())
     }
-}
-
-/// Whether a runtime failure means the runtime is out: unreachable, or past its deadline.
-pub(super) fn is_outage(error: &RuntimeError) -> bool {
-    matches!(
-        error,
-        RuntimeError::Unavailable { .. } | RuntimeError::DeadlineExceeded { .. }
-    )
 }
 
 fn join(failures: &[VolumeError]) -> String {

@@ -10,7 +10,6 @@ use sergeant_messages::runtime::cri;
 use sergeant_messages::runtime_error::RuntimeError;
 
 use super::credentials;
-use super::error::is_outage;
 use super::file_work::{run_file_work, Unfinished};
 use super::hooks::{self, HookError};
 use super::interrupt::{Interrupt, Interrupted};
@@ -120,7 +119,7 @@ impl NotStarted {
     #[must_use]
     pub fn outage(&self) -> Option<&RuntimeError> {
         match self {
-            Self::Create(e) | Self::Run(e) if is_outage(e) => Some(e),
+            Self::Create(e) | Self::Run(e) if e.is_transient() => Some(e),
             _ => None,
         }
     }
