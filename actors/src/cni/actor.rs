@@ -32,6 +32,8 @@ pub(super) struct CniAdapter {
 }
 
 impl CniAdapter {
+    /// An adapter asking the runtime through `port`, reading `--cni-conf-dir` from `config`
+    /// and publishing on `verdict`.
     pub(super) fn new(
         env: &ChildEnv,
         port: RuntimePort,
@@ -47,6 +49,7 @@ impl CniAdapter {
         }
     }
 
+    /// Starts a check unless one is under way.
     fn tick(&mut self, ctx: &mut Context<Self>) {
         if let Err(fault) = failpoint::check(FAILPOINT) {
             return self.env.fail(ctx, fault);
