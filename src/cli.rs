@@ -31,6 +31,10 @@ pub struct Cli {
     /// The node's IP address.
     #[arg(long)]
     pub node_ip: Option<IpAddr>,
+    /// The CNI configuration directory whose loaded file is checked for network readiness
+    /// (default: the directory the container runtime names in its status, if it names one).
+    #[arg(long, value_name = "DIR")]
+    pub cni_conf_dir: Option<PathBuf>,
     /// Log verbosity (overrides logging.verbosity): 0–2 info, 3–4 debug, 5 and up trace.
     #[arg(short = 'v', long = "v")]
     pub verbosity: Option<u32>,
@@ -59,6 +63,7 @@ impl Cli {
             root_dir: self.root_dir.clone(),
             node_ip: self.node_ip,
             verbosity: self.verbosity,
+            cni_conf_dir: self.cni_conf_dir.clone(),
         }
     }
 }

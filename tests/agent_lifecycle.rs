@@ -35,10 +35,20 @@ fn the_standalone_example_starts_serves_its_endpoints_and_stops_cleanly_on_sigte
     assert_eq!(tree_node(&tree, "root/runtime")["strategy"], "rest_for_one");
     let cni = tree_node(&tree, "root/runtime/cni-adapter");
     assert_eq!(cni["state"], "running", "{cni}");
-    let status = cni["status"].as_str().unwrap_or_default();
+    // The CNI adapter says what it checked: containerd's network file and plugin binaries.
+    let checked = wait_for(
+        "the CNI adapter's first check",
+        Duration::from_secs(20),
+        || {
+            let status = agent.child_status("root/runtime/cni-adapter");
+            (status != "first check under way").then_some(status)
+        },
+    );
     assert!(
-        status.starts_with("not built yet"),
-        "the CNI adapter says what is missing: {cni}"
+        checked.starts_with("/run/sergeant-node/main/cni/net.d (named by the runtime): ")
+            && checked.contains("10-sergeant.conflist: usable")
+            && checked.contains("plugin binaries checked in /usr/lib/cni"),
+        "{checked}"
     );
     let eviction = wait_for(
         "the eviction manager's first decision",

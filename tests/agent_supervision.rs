@@ -14,7 +14,7 @@ fn a_panic_in_the_cni_adapter_restarts_it_and_the_later_runtime_children_only() 
         &TestConfig::new(),
         &[(
             "FAILPOINTS",
-            "cni-adapter::heartbeat=1*panic(injected cni crash)",
+            "cni-adapter::check=1*panic(injected cni crash)",
         )],
     );
     let tree = wait_for("the cni adapter's restart", Duration::from_secs(10), || {

@@ -5,6 +5,7 @@
 //! `sergeant_supervisor::start_root` starts it. Everything long-lived runs as an actor under a
 //! `sergeant_supervisor::Supervisor`.
 
+pub mod cni;
 pub mod config_feed;
 pub mod config_watcher;
 pub mod events;

@@ -1,8 +1,8 @@
-//! The stand-in for a role of the tree whose job is not built yet.
+//! The stand-in for a managed-mode role of the tree in standalone mode, which has no API
+//! server: [`Pending::standalone`].
 //!
 //! It holds the role's place under the right supervisor, says plainly on
-//! `/debug/supervision` that the job is not built (or, for a managed-mode role in standalone
-//! mode, that it has nothing to do), and carries the role's failpoint
+//! `/debug/supervision` that it has nothing to do, and carries the role's failpoint
 //! (`<role>::heartbeat`) so supervision can be exercised at every position of the tree. It
 //! does no kubelet work and claims none.
 
@@ -16,7 +16,7 @@ use sergeant_supervisor::ChildEnv;
 /// How often a pending role evaluates its failpoint.
 const HEARTBEAT: Duration = Duration::from_millis(250);
 
-/// A role whose job is not built yet.
+/// A role with nothing to do here.
 pub struct Pending {
     env: ChildEnv,
     failpoint: String,
@@ -24,12 +24,6 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// A stand-in for `role`; `missing` says what the role will do once built.
-    #[must_use]
-    pub fn new(env: &ChildEnv, role: &str, missing: &'static str) -> Self {
-        Self::saying(env, role, format!("not built yet: {missing}"))
-    }
-
     /// A stand-in for a managed-mode `role` in standalone mode, which has no API server.
     #[must_use]
     pub fn standalone(env: &ChildEnv, role: &str) -> Self {

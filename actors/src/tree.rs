@@ -25,7 +25,6 @@ use tokio::sync::watch;
 use crate::config_feed::ConfigFeed;
 use crate::config_watcher::{ConfigWatcher, VerbosityControl};
 use crate::logs::ContainerLogManager;
-use crate::pending::Pending;
 use crate::pleg::Pleg;
 use crate::pod_manager::{pod_supervisor, PodManager, PodManagerDeps, POD_SUPERVISOR};
 use crate::runtime::{AdapterFactory, RuntimeAdapter, RuntimePort};
@@ -61,13 +60,6 @@ pub struct TreeDeps {
     pub health: TreeHealth,
 }
 
-/// A role of the tree whose job is not built yet.
-fn pending(name: &'static str, missing: &'static str) -> ChildSpec {
-    ChildSpec::worker(name, &Slot::new(name), move |env| {
-        Pending::new(env, name, missing)
-    })
-}
-
 /// Declares the whole tree; start it with [`sergeant_supervisor::start_root`].
 #[must_use]
 pub fn build(deps: TreeDeps) -> ChildSpec {
@@ -87,6 +79,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         });
 
     let runtime_health = watch::Sender::new(RuntimeHealth::default());
+    let cni_verdict = watch::Sender::new(None);
     let node_health = runtime_health.subscribe();
     let admission_health = runtime_health.subscribe();
     let adapter_config = deps.config.subscribe();
@@ -128,10 +121,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
         &Slot::new("runtime"),
         vec![
             runtime_adapter,
-            pending(
-                "cni-adapter",
-                "CNI plugin execution and network readiness (containerd runs CNI itself)",
-            ),
+            crate::cni::child_spec(port.clone(), deps.config.subscribe(), cni_verdict.clone()),
             pleg,
         ],
     );
@@ -197,6 +187,7 @@ pub fn build(deps: TreeDeps) -> ChildSpec {
                         client,
                         port: port.clone(),
                         health: node_health,
+                        cni: cni_verdict.subscribe(),
                         pressure: pressure.subscribe(),
                         objects,
                     }),

@@ -30,6 +30,9 @@ pub struct FlagOverrides {
     pub node_ip: Option<IpAddr>,
     /// `-v`: overrides `logging.verbosity`.
     pub verbosity: Option<u32>,
+    /// `--cni-conf-dir`: the CNI configuration directory to check, instead of the one the
+    /// runtime names.
+    pub cni_conf_dir: Option<PathBuf>,
 }
 
 /// Settings that exist only as flags (upstream keeps them out of KubeletConfiguration).
@@ -45,6 +48,9 @@ pub struct CommandLine {
     pub node_ip: Option<IpAddr>,
     /// The kubelet state directory (`/var/lib/kubelet`).
     pub root_dir: PathBuf,
+    /// The CNI configuration directory the `cni-adapter` checks; `None` means the one the
+    /// runtime names in its status, if any.
+    pub cni_conf_dir: Option<PathBuf>,
 }
 
 /// Applies the flags over the parsed documents and returns the flag-only settings.
@@ -67,5 +73,6 @@ pub(crate) fn apply(flags: &FlagOverrides, documents: &mut Documents) -> Command
             .root_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT_DIR)),
+        cni_conf_dir: flags.cni_conf_dir.clone(),
     }
 }

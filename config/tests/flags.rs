@@ -47,6 +47,7 @@ fn flags_override_the_file() {
         root_dir: Some(PathBuf::from("/srv/kubelet")),
         node_ip: Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 7))),
         verbosity: Some(6),
+        cni_conf_dir: Some(PathBuf::from("/etc/cni/net.d")),
     };
     let config = NodeConfig::parse(FILE, "f.yaml", &flags).unwrap();
     assert_eq!(
@@ -63,6 +64,10 @@ fn flags_override_the_file() {
         Some(PathBuf::from("/etc/kubernetes/kubelet.conf"))
     );
     assert_eq!(config.command_line.root_dir, PathBuf::from("/srv/kubelet"));
+    assert_eq!(
+        config.command_line.cni_conf_dir,
+        Some(PathBuf::from("/etc/cni/net.d"))
+    );
     assert_eq!(
         config.command_line.node_ip,
         Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 7)))

@@ -10,7 +10,7 @@
 //! outlives the process,
 //! [`node::node_context`] for the node facts a pod's translation is made with, [`stats`] for
 //! every number the Summary API and the eviction manager read, [`static_pods`] for the
-//! manifests in `staticPodPath`. What differs between unix and
+//! manifests in `staticPodPath`, [`cni`] for the CNI configuration the runtime loads. What differs between unix and
 //! Windows nodes (file modes, filesystem sizes, mounts, subPaths) is in files of its own:
 //! [`file_mode`], [`filesystem`], and the `*_linux.rs` / `*_windows.rs` halves of `volumes`.
 
@@ -18,6 +18,7 @@ pub mod address;
 pub mod apparmor;
 pub mod cgroup;
 pub mod checkpoint;
+pub mod cni;
 pub mod dns;
 pub mod file_mode;
 pub mod filesystem;

@@ -141,6 +141,19 @@ impl Runtime {
         serde_json::from_str(info).expect("info is JSON")
     }
 
+    /// The runtime's own `NetworkReady` condition.
+    pub fn network_ready(&self) -> bool {
+        self.tokio
+            .block_on(self.client.call(StatusRequest { verbose: false }))
+            .expect("runtime status")
+            .status
+            .is_some_and(|s| {
+                s.conditions
+                    .iter()
+                    .any(|c| c.r#type == "NetworkReady" && c.status)
+            })
+    }
+
     /// Whether the runtime says it applies `supplementalGroupsPolicy: Strict` (its CRI
     /// features; a runtime that reports none does not).
     pub fn applies_strict_groups(&self) -> bool {

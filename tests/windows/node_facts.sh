@@ -15,6 +15,11 @@
 #     MemTotal, counted in its pages: within 1 MiB of it), cpu the processors (nproc),
 #     ephemeral-storage the size of the root dir's volume (GetDiskFreeSpaceExW: Wine answers
 #     with the Linux filesystem's size).
+# Then the CNI adapter, pointed by --cni-conf-dir at a win-bridge l2bridge configuration: the
+# Node is Ready on the good file; with an `ipam.subnet` that is not a CIDR block it is Ready
+# False, its message naming the file and the field (plugins[0].ipam.subnet); put right, Ready
+# again. (The fake runtime names no CNI directory of its own: without the flag there would be
+# no check.)
 # Needs the control plane of tests/control-plane (SERGEANT_CONTROL_PLANE_DIR) and sergeant.exe
 # built by tests/windows/build.sh (run.sh builds it and runs this script).
 set -euo pipefail
@@ -107,13 +112,32 @@ done
 # The node's own credentials (system:node:NAME), as a kubeconfig with its certificates inline.
 flock "$cp_dir/pki/.pki.lock" bash "$repo/tests/control-plane/pki.sh" "$cp_dir/pki" "$node" "$port" >/dev/null
 kubelet_config "$run/config.yaml" "$run" "$healthz" "$read_only" "$api" \
-    "containerRuntimeEndpoint: $pipe"
+    "containerRuntimeEndpoint: $pipe" "nodeStatusUpdateFrequency: 1s"
+# The node's CNI network: a win-bridge l2bridge with HNS v1 endpoint policies.
+cni_file="$run/cni/10-l2bridge.conflist"
+mkdir -p "$run/cni"
+good_subnet='"subnet": "10.244.1.0/24"'
+cat >"$cni_file" <<JSON
+{
+  "cniVersion": "0.2.0",
+  "name": "cbr0",
+  "plugins": [{
+    "type": "win-bridge",
+    "capabilities": { "portMappings": true, "dns": true },
+    "ipam": { "type": "host-local", $good_subnet },
+    "dns": { "Nameservers": ["10.96.0.10"] },
+    "policies": [
+      { "name": "EndpointPolicy", "value": { "Type": "OutBoundNAT", "ExceptionList": ["10.244.0.0/16", "10.96.0.0/12"] } }
+    ]
+  }]
+}
+JSON
 "$WINE" "$bin/sergeant-fake-cri.exe" "$pipe" >"$run/fake-cri.log" 2>&1 &
 pids+=($!)
 wait_until "the fake runtime serving $pipe" grep -q "^serving $pipe" "$run/fake-cri.log"
 "$WINE" "$bin/sergeant.exe" --config "$(win "$run/config.yaml")" --root-dir "$(win "$run/root")" \
     --hostname-override "$node" --kubeconfig "$(win "$cp_dir/pki/node-$node.kubeconfig")" \
-    >"$run/sergeant.log" 2>&1 &
+    --cni-conf-dir "$(win "$run/cni")" >"$run/sergeant.log" 2>&1 &
 pids+=($!)
 
 registered() {
@@ -151,4 +175,22 @@ for line in wrong:
     print(line, file=sys.stderr)
 sys.exit(1 if wrong else 0)
 PY
+# The Node's Ready condition is $1 (True or False) with a message holding every later argument.
+ready_is() {
+    "$kubectl" --kubeconfig "$admin" get node "$node" -o json 2>/dev/null | python3 -c '
+import json, sys
+want, parts = sys.argv[1], sys.argv[2:]
+ready = next(c for c in json.load(sys.stdin)["status"]["conditions"] if c["type"] == "Ready")
+assert ready["status"] == want, ready
+assert all(p in ready.get("message", "") for p in parts), ready
+' "$@" 2>/dev/null
+}
+wait_until "Node $node Ready on a good win-bridge network" ready_is True
+sed -i 's#"subnet": "10.244.1.0/24"#"subnet": "10.244.1.0/33"#' "$cni_file"
+wait_until "Node $node not Ready, naming the file and field, on a win-bridge subnet that is no CIDR block" \
+    ready_is False "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady" \
+    "10-l2bridge.conflist" "plugins[0].ipam.subnet" "10.244.1.0/33"
+sed -i 's#"subnet": "10.244.1.0/33"#'"$good_subnet"'#' "$cni_file"
+wait_until "Node $node Ready again once the win-bridge network is put right" ready_is True
+echo "== windows: the CNI adapter under Wine (--cni-conf-dir): Ready on a good win-bridge network, Ready False naming 10-l2bridge.conflist and plugins[0].ipam.subnet on a broken one, Ready again once fixed"
 echo "== windows: sergeant.exe registered Node $node under Wine with the machine's Windows facts: os windows, build 10.0.20348, kernel 10.0.20348.$ubr, boot id, system UUID, memory, cpu and storage as Windows reports them ($SECONDS s)"

@@ -9,7 +9,8 @@
 # tests/windows/stats.sh (/stats/summary from Windows' calls and the runtime's sandbox stats),
 # tests/windows/service.sh (sergeant.exe as a Windows service under sc.exe) and
 # tests/windows/node_facts.sh (sergeant.exe registering its Node with the test control plane,
-# with the machine's Windows facts). Fails, printing both logs, otherwise.
+# with the machine's Windows facts, and its Ready condition following the CNI adapter's check of
+# a win-bridge configuration given by --cni-conf-dir). Fails, printing both logs, otherwise.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -10,6 +10,7 @@ use actix::{
     Actor, ActorFutureExt, ActorStreamExt, AsyncContext, Context, ContextFutureSpawner,
     SpawnHandle, WrapFuture,
 };
+use sergeant_core::cni::NetworkReadiness;
 use sergeant_core::node_status::conditions::not_ready_reason;
 use sergeant_core::node_status::facts::{MachineFacts, RuntimeHealth};
 use sergeant_core::node_status::lease::Holder;
@@ -53,6 +54,8 @@ pub struct ManagedDeps {
     pub port: RuntimePort,
     /// The runtime's health, which decides `Ready`.
     pub health: watch::Receiver<RuntimeHealth>,
+    /// The CNI adapter's verdict, which `Ready` also needs (`None`: no check made).
+    pub cni: watch::Receiver<Option<NetworkReadiness>>,
     /// The eviction manager's pressure conditions.
     pub pressure: PressureFeed,
     /// The pods' config maps and secrets, told the TTL of the Node's annotation.
@@ -219,6 +222,7 @@ impl NodeStatus {
             facts,
             config,
             health: managed.health.borrow().clone(),
+            cni: managed.cni.borrow().clone(),
             pressure: managed.pressure.borrow().clone(),
             runtime_version: self.runtime_version.clone(),
             report_due: self
@@ -296,13 +300,13 @@ impl NodeStatus {
         ));
     }
 
-    /// A new runtime health: report at once when it changes readiness, rather than at the
-    /// next period.
+    /// A new runtime health or CNI verdict: report at once when it changes readiness, rather
+    /// than at the next period.
     fn health_changed(&mut self, ctx: &mut Context<Self>) {
         let Some(managed) = &self.managed else {
             return;
         };
-        let now = not_ready_reason(&managed.health.borrow());
+        let now = not_ready_reason(&managed.health.borrow(), managed.cni.borrow().as_ref());
         if self.reported.is_some() && self.reported.as_ref() != Some(&now) {
             self.status_tick(ctx);
         }
@@ -344,7 +348,7 @@ impl NodeStatus {
     }
 
     fn start_managed(&mut self, ctx: &mut Context<Self>, managed: ManagedDeps) {
-        let (health, pressure) = (managed.health, managed.pressure);
+        let (health, cni, pressure) = (managed.health, managed.cni, managed.pressure);
         self.env.set_status("reading the machine facts");
         let config = self.config();
         let read = async move { tokio::task::spawn_blocking(move || machine::read(&config)).await };
@@ -360,6 +364,7 @@ impl NodeStatus {
                     act.show();
                     act.status_tick(ctx);
                     follow_health(ctx, health);
+                    follow_health(ctx, cni);
                     follow_pressure(ctx, pressure);
                 }
                 Ok(Err(error)) => fail(act, ctx, &error),
@@ -371,8 +376,11 @@ impl NodeStatus {
     }
 }
 
-/// Calls [`NodeStatus::health_changed`] on every new runtime health.
-fn follow_health(ctx: &mut Context<NodeStatus>, health: watch::Receiver<RuntimeHealth>) {
+/// Calls [`NodeStatus::health_changed`] on every new runtime health or CNI verdict.
+fn follow_health<T: Send + Sync + 'static>(
+    ctx: &mut Context<NodeStatus>,
+    health: watch::Receiver<T>,
+) {
     let changes = futures::stream::unfold(health, |mut health| async move {
         health.changed().await.ok().map(|()| ((), health))
     });

@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::{Api, Client};
 use sergeant_config::NodeConfig;
+use sergeant_core::cni::NetworkReadiness;
 use sergeant_core::eviction::signals::Pressure;
 use sergeant_core::node_status::build::{self, RuntimeView};
 use sergeant_core::node_status::conditions::not_ready_reason;
@@ -34,6 +35,8 @@ pub struct Round {
     pub config: Arc<NodeConfig>,
     /// The runtime's health as last polled.
     pub health: RuntimeHealth,
+    /// The CNI adapter's last verdict (`None`: it made no check).
+    pub cni: Option<NetworkReadiness>,
     /// The pressure conditions the eviction manager reports.
     pub pressure: BTreeSet<Pressure>,
     /// The runtime version found before, kept while the runtime does not answer.
@@ -116,7 +119,7 @@ pub async fn run(round: Round) -> Result<Outcome, ApiCallError> {
         node_uid: node.metadata.uid,
         action,
         runtime_version: runtime.version,
-        not_ready: not_ready_reason(&runtime.health),
+        not_ready: not_ready_reason(&runtime.health, runtime.cni.as_ref()),
         object_ttl: node_ttl(node.metadata.annotations.as_ref()),
     })
 }
@@ -153,6 +156,7 @@ async fn look_at_runtime(round: &Round) -> RuntimeView {
     };
     RuntimeView {
         health: round.health.clone(),
+        cni: round.cni.clone(),
         pressure: round.pressure.clone(),
         version,
         images,

@@ -1,11 +1,14 @@
 //! Network readiness from the node's CNI configuration, decided from file names and contents
 //! (the reading is the caller's): which file the runtime will load ([`chosen_file`], as
 //! containerd picks it) and whether it is usable ([`NetworkReadiness`]). The checks of the
-//! Windows plugins are in [`windows`]; a CNI adapter actor reads the directory and reports the
-//! verdict as the node's `NetworkReady`. The pod CIDR the runtime is told is kept by
-//! [`pod_cidr`].
+//! Windows plugins are in [`windows`], those of a Linux node in [`linux`]; where the runtime
+//! keeps the files is read from its status by [`runtime_dirs`]. The `cni-adapter` actor reads
+//! the directory and reports the verdict beside the runtime's `NetworkReady`. The pod CIDR the
+//! runtime is told is kept by [`pod_cidr`].
 
+pub mod linux;
 pub mod pod_cidr;
+pub mod runtime_dirs;
 pub mod windows;
 
 mod json;
@@ -82,5 +85,7 @@ pub struct ConfigFault {
     pub reason: String,
 }
 
+#[cfg(test)]
+mod linux_tests;
 #[cfg(test)]
 mod tests;

@@ -15,6 +15,7 @@ use sergeant_config::KubeletConfiguration;
 use super::conditions;
 use super::facts::{MachineFacts, RuntimeHealth};
 use crate::allocatable::NodeResources;
+use crate::cni::NetworkReadiness;
 use crate::eviction::signals::Pressure;
 use crate::KUBERNETES_VERSION;
 
@@ -27,6 +28,9 @@ const CONTROLLER_MANAGED_ATTACH: &str = "volumes.kubernetes.io/controller-manage
 pub struct RuntimeView {
     /// The `RuntimeReady` / `NetworkReady` health the runtime adapter polls.
     pub health: RuntimeHealth,
+    /// The CNI adapter's verdict on the runtime's network configuration; `None` when it made
+    /// no check.
+    pub cni: Option<NetworkReadiness>,
     /// `<runtime name>://<version>`, empty until the runtime answered once.
     pub version: String,
     /// The images, or `None` when they could not be listed (the reported list is kept).
@@ -126,6 +130,7 @@ pub fn status(
         conditions: Some(conditions::conditions(
             previous_conditions,
             &runtime.health,
+            runtime.cni.as_ref(),
             &runtime.pressure,
             now,
         )),
@@ -281,6 +286,7 @@ mod tests {
                 network_ready: true,
                 ..RuntimeHealth::default()
             },
+            cni: None,
             version: "containerd://1.6.20".to_owned(),
             images: Some(Vec::new()),
             pressure: BTreeSet::new(),

@@ -1,11 +1,13 @@
 //! The node conditions sergeant owns — `MemoryPressure`, `DiskPressure`, `PIDPressure` (as
 //! the eviction manager reports them) and `Ready` — as upstream's condition setters write
 //! them: the heartbeat is stamped on every update, the transition time only when the status
-//! flips. Pure.
+//! flips. `Ready` needs the runtime's `NetworkReady` and, when sergeant's CNI check made one,
+//! its verdict. Pure.
 
 use std::collections::BTreeSet;
 
 use super::facts::RuntimeHealth;
+use crate::cni::NetworkReadiness;
 use crate::eviction::signals::Pressure;
 use k8s_openapi::api::core::v1::NodeCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -13,9 +15,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 /// The condition type the scheduler and the node lifecycle controller read.
 pub const READY: &str = "Ready";
 
-/// Why the node is not ready, as upstream's runtime state reports it; `None` when it is.
+/// Why the node is not ready, as upstream's runtime state reports it; `None` when it is. The
+/// network is ready when the runtime says so and `cni`, the CNI adapter's verdict on the
+/// configuration the runtime loads, does not say otherwise (`None`: no check was made, and the
+/// runtime's word stands alone).
 #[must_use]
-pub fn not_ready_reason(health: &RuntimeHealth) -> Option<String> {
+pub fn not_ready_reason(health: &RuntimeHealth, cni: Option<&NetworkReadiness>) -> Option<String> {
     let mut errors = Vec::new();
     if !health.reachable {
         errors.push(if health.adapter.is_empty() {
@@ -31,6 +36,11 @@ pub fn not_ready_reason(health: &RuntimeHealth) -> Option<String> {
             errors.push(format!(
                 "container runtime network not ready: {}",
                 health.message
+            ));
+        } else if let Some(cni) = cni.filter(|cni| !cni.ready) {
+            errors.push(format!(
+                "container runtime network not ready: NetworkReady=false reason:{} message:{}",
+                cni.reason, cni.message
             ));
         }
     }
@@ -73,15 +83,17 @@ pub fn pressure_condition(pressure: Pressure, under: bool) -> (&'static str, &'s
 }
 
 /// The conditions to report at `now`, given what the node object says (`previous`), the
-/// runtime's health and the pressure conditions the eviction manager reports `True`.
+/// runtime's health, the CNI verdict ([`not_ready_reason`]) and the pressure conditions the
+/// eviction manager reports `True`.
 #[must_use]
 pub fn conditions(
     previous: &[NodeCondition],
     health: &RuntimeHealth,
+    cni: Option<&NetworkReadiness>,
     pressure: &BTreeSet<Pressure>,
     now: &Time,
 ) -> Vec<NodeCondition> {
-    let ready = match not_ready_reason(health) {
+    let ready = match not_ready_reason(health, cni) {
         None => (
             "True",
             "KubeletReady",
@@ -142,7 +154,7 @@ mod tests {
     #[test]
     fn a_healthy_runtime_makes_the_node_ready_and_no_pressure_is_reported() {
         let now = at(100);
-        let all = conditions(&[], &healthy(), &BTreeSet::new(), &now);
+        let all = conditions(&[], &healthy(), None, &BTreeSet::new(), &now);
         let kinds: Vec<&str> = all.iter().map(|c| c.type_.as_str()).collect();
         assert_eq!(
             kinds,
@@ -166,8 +178,8 @@ mod tests {
 
     #[test]
     fn the_transition_time_moves_only_when_the_status_flips() {
-        let first = conditions(&[], &healthy(), &BTreeSet::new(), &at(100));
-        let second = conditions(&first, &healthy(), &BTreeSet::new(), &at(110));
+        let first = conditions(&[], &healthy(), None, &BTreeSet::new(), &at(100));
+        let second = conditions(&first, &healthy(), None, &BTreeSet::new(), &at(110));
         assert_eq!(ready(&second).last_transition_time, Some(at(100)));
         assert_eq!(ready(&second).last_heartbeat_time, Some(at(110)));
         let down = RuntimeHealth {
@@ -175,7 +187,7 @@ mod tests {
             message: "connection refused".to_owned(),
             ..healthy()
         };
-        let third = conditions(&second, &down, &BTreeSet::new(), &at(120));
+        let third = conditions(&second, &down, None, &BTreeSet::new(), &at(120));
         let ready = ready(&third);
         assert_eq!(ready.status, "False");
         assert_eq!(ready.reason.as_deref(), Some("KubeletNotReady"));
@@ -186,9 +198,9 @@ mod tests {
 
     #[test]
     fn pressure_flips_its_condition_and_moves_only_its_transition_time() {
-        let calm = conditions(&[], &healthy(), &BTreeSet::new(), &at(100));
+        let calm = conditions(&[], &healthy(), None, &BTreeSet::new(), &at(100));
         let memory = BTreeSet::from([Pressure::Memory]);
-        let pressed = conditions(&calm, &healthy(), &memory, &at(110));
+        let pressed = conditions(&calm, &healthy(), None, &memory, &at(110));
         assert_eq!(pressed[0].type_, "MemoryPressure");
         assert_eq!(pressed[0].status, "True");
         assert_eq!(
@@ -205,13 +217,13 @@ mod tests {
             Some(at(100)),
             "disk did not flip"
         );
-        let still = conditions(&pressed, &healthy(), &memory, &at(120));
+        let still = conditions(&pressed, &healthy(), None, &memory, &at(120));
         assert_eq!(still[0].last_transition_time, Some(at(110)));
-        let over = conditions(&still, &healthy(), &BTreeSet::new(), &at(130));
+        let over = conditions(&still, &healthy(), None, &BTreeSet::new(), &at(130));
         assert_eq!(over[0].status, "False");
         assert_eq!(over[0].last_transition_time, Some(at(130)));
         let all = BTreeSet::from(Pressure::ALL);
-        let every = conditions(&over, &healthy(), &all, &at(140));
+        let every = conditions(&over, &healthy(), None, &all, &at(140));
         let reasons: Vec<&str> = every
             .iter()
             .take(3)
@@ -230,7 +242,7 @@ mod tests {
     #[test]
     fn every_reason_for_not_ready_is_named() {
         assert_eq!(
-            not_ready_reason(&RuntimeHealth::default()).as_deref(),
+            not_ready_reason(&RuntimeHealth::default(), None).as_deref(),
             Some("container runtime status check may not have completed yet")
         );
         let no_network = RuntimeHealth {
@@ -239,16 +251,56 @@ mod tests {
             ..healthy()
         };
         assert_eq!(
-            not_ready_reason(&no_network).as_deref(),
+            not_ready_reason(&no_network, None).as_deref(),
             Some("container runtime network not ready: NetworkReady: NetworkPluginNotReady cni not initialized")
         );
         let neither = RuntimeHealth {
             runtime_ready: false,
             ..no_network
         };
-        assert!(not_ready_reason(&neither)
+        assert!(not_ready_reason(&neither, None)
             .unwrap()
             .starts_with("[container runtime not ready: "));
-        assert_eq!(not_ready_reason(&healthy()), None);
+        assert_eq!(not_ready_reason(&healthy(), None), None);
+    }
+
+    #[test]
+    fn a_broken_cni_config_makes_a_ready_runtime_network_not_ready() {
+        let broken = NetworkReadiness::not_ready(
+            "cni config not usable: 10-pods.conflist: plugins[0].type: no plugin binary \"nope\" in /opt/cni/bin".to_owned(),
+        );
+        assert_eq!(
+            not_ready_reason(&healthy(), Some(&broken)).as_deref(),
+            Some("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni config not usable: 10-pods.conflist: plugins[0].type: no plugin binary \"nope\" in /opt/cni/bin")
+        );
+        let ready = ready(&conditions(
+            &[],
+            &healthy(),
+            Some(&broken),
+            &BTreeSet::new(),
+            &at(1),
+        ))
+        .clone();
+        assert_eq!(ready.status, "False");
+        assert_eq!(ready.reason.as_deref(), Some("KubeletNotReady"));
+        assert_eq!(
+            not_ready_reason(&healthy(), Some(&NetworkReadiness::ready())),
+            None
+        );
+        // The runtime's own word comes first: a network it calls not ready is named as it says.
+        let no_network = RuntimeHealth {
+            network_ready: false,
+            message: "NetworkReady: NetworkPluginNotReady cni not initialized".to_owned(),
+            ..healthy()
+        };
+        assert_eq!(
+            not_ready_reason(&no_network, Some(&broken)),
+            not_ready_reason(&no_network, None)
+        );
+        // A runtime that is down is down, whatever the files say.
+        assert_eq!(
+            not_ready_reason(&RuntimeHealth::default(), Some(&broken)).as_deref(),
+            Some("container runtime status check may not have completed yet")
+        );
     }
 }
