@@ -34,6 +34,8 @@ struct Options<'a> {
     env: &'a [(&'a str, &'a str)],
     /// Reach the API server through this loopback port (a [`Relay`]) instead.
     apiserver_port: Option<u16>,
+    /// Run the agent on this CPU only (its affinity narrowed before it starts).
+    pinned_cpu: Option<usize>,
 }
 
 /// A sergeant registered with the control plane under `name`; stops it and deletes its Node
@@ -77,7 +79,10 @@ impl ManagedNode {
         ));
         let mut all = vec!["--hostname-override", &name, "--kubeconfig", &kubeconfig];
         all.extend_from_slice(options.args);
-        let agent = Agent::start_with_args(&config, options.env, &all);
+        let agent = match options.pinned_cpu {
+            Some(cpu) => Agent::start_pinned(&config, options.env, &all, cpu),
+            None => Agent::start_with_args(&config, options.env, &all),
+        };
         Self {
             cluster,
             name,
@@ -207,6 +212,29 @@ fn filesystem_bytes(dir: &Path) -> i128 {
 }
 
 #[test]
+fn the_cpu_capacity_is_the_machines_online_cpus_whatever_the_agents_affinity() {
+    let node = ManagedNode::start_with(&Options {
+        tag: "pinned",
+        endpoint: &endpoint(),
+        pinned_cpu: Some(0),
+        ..Options::default()
+    });
+    let allowed = std::fs::read_to_string(format!("/proc/{}/status", node.agent().pid()))
+        .expect("the agent's /proc status");
+    assert!(
+        allowed.lines().any(|l| l == "Cpus_allowed_list:\t0"),
+        "the agent runs on CPU 0 only: {allowed}"
+    );
+    let object = node.wait_ready("True", "kubelet is posting ready status");
+    let capacity = &object["status"]["capacity"];
+    assert_eq!(
+        milli(&capacity["cpu"]),
+        i128::from(common::machine::online_cpus()) * 1000,
+        "the machine's online CPUs, not the one the agent may use: {capacity}"
+    );
+}
+
+#[test]
 fn the_node_registers_ready_with_the_machines_capacity_allocatable_and_info() {
     let node = ManagedNode::start(
         "facts",
@@ -238,7 +266,7 @@ fn the_node_registers_ready_with_the_machines_capacity_allocatable_and_info() {
 
     let status = &object["status"];
     let (capacity, allocatable) = (&status["capacity"], &status["allocatable"]);
-    let cpus = std::thread::available_parallelism().unwrap().get() as i128;
+    let cpus = i128::from(common::machine::online_cpus());
     assert_eq!(milli(&capacity["cpu"]), cpus * 1000, "{capacity}");
     assert_eq!(
         milli(&allocatable["cpu"]),

@@ -38,7 +38,7 @@ fn the_qos_tree_follows_the_pods_and_kubepods_holds_the_allocatable() {
         ),
     );
     let kubepods = format!("{root}/kubepods");
-    let cpus = i64::try_from(std::thread::available_parallelism().unwrap().get()).unwrap();
+    let cpus = common::machine::online_cpus();
     let shares = |millis: i64| (millis * 1024 / 1000).max(2);
     wait_for("kubepods limited", DEADLINE, || {
         cgroup_dir("cpu", &kubepods)

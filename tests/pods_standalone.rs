@@ -465,7 +465,7 @@ fn a_pod_past_its_active_deadline_is_stopped_and_failed() {
 fn pods_that_do_not_fit_are_failed_with_the_upstream_reasons() {
     // Reserve all but 500m of the machine's CPUs: a 1-CPU request fits the capacity but not
     // what is allocatable.
-    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let cpus = common::machine::online_cpus();
     let reserved = cpus * 1000 - 500;
     let node = Node::start_with(
         "admit",

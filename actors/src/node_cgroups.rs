@@ -63,7 +63,7 @@ impl NodeCgroups {
     /// What the cgroups should hold now, with the node's process capacity `pid_max`.
     fn plan(&self, node: &NodeContext, pid_max: i64) -> Vec<NodeCgroup> {
         let config = self.config.borrow();
-        let limits = NodeResources::of_machine(node.memory_capacity_bytes)
+        let limits = NodeResources::of_machine(node.cpus, node.memory_capacity_bytes)
             .pods_cgroup_limits(&config.active.kubelet, pid_max);
         let assigned = self.assignments.borrow();
         let active = assigned

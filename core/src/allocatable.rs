@@ -20,13 +20,14 @@ pub struct NodeResources {
 }
 
 impl NodeResources {
-    /// This machine's CPUs and `memory_bytes` of memory; storage and pods are not measured
-    /// (zero) until [`NodeResources::with_ephemeral_storage`] and [`NodeResources::with_pods`].
+    /// A machine of `cpus` logical CPUs and `memory_bytes` of memory, both as the host measured
+    /// them (the machine's, not what the agent's own process may use); storage and pods are
+    /// not measured (zero) until [`NodeResources::with_ephemeral_storage`] and
+    /// [`NodeResources::with_pods`].
     #[must_use]
-    pub fn of_machine(memory_bytes: u64) -> Self {
-        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    pub fn of_machine(cpus: u32, memory_bytes: u64) -> Self {
         Self {
-            cpu_millis: i64::try_from(cpus).unwrap_or(1).saturating_mul(1000),
+            cpu_millis: i64::from(cpus) * 1000,
             memory_bytes: saturating_i64(memory_bytes),
             ephemeral_storage_bytes: 0,
             pods: 0,
@@ -219,13 +220,13 @@ mod tests {
 
     #[test]
     fn the_builders_fill_in_storage_and_pods() {
-        let machine = NodeResources::of_machine(GIB as u64)
+        let machine = NodeResources::of_machine(96, GIB as u64)
             .with_ephemeral_storage(5 * GIB as u64)
             .with_pods(20);
+        assert_eq!(machine.cpu_millis, 96_000);
         assert_eq!(machine.memory_bytes, GIB);
         assert_eq!(machine.ephemeral_storage_bytes, 5 * GIB);
         assert_eq!(machine.pods, 20);
-        assert!(machine.cpu_millis >= 1000);
     }
 
     #[test]

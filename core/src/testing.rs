@@ -78,7 +78,7 @@ pub fn node(root: PathBuf) -> NodeContext {
         cgroups_per_qos: true,
         pod_pids_limit: -1,
         memory_capacity_bytes: 16 << 30,
-        cpu_capacity_millis: 4000,
+        cpus: 4,
         os: crate::context::NodeOs::Linux,
         seccomp_default: false,
         apparmor_enabled: false,

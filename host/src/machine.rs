@@ -17,6 +17,7 @@ use sergeant_core::allocatable::NodeResources;
 use sergeant_core::node_status::facts::MachineFacts;
 use sergeant_core::spec::{NodeOs, SpecError};
 
+use crate::cpu_list::CpuListError;
 use crate::{filesystem, node};
 
 #[cfg(not(windows))]
@@ -26,7 +27,7 @@ mod platform;
 #[path = "machine_windows.rs"]
 mod platform;
 
-pub use platform::memory_capacity;
+pub use platform::{logical_cpus, memory_capacity};
 
 /// Why the machine facts could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +43,17 @@ pub enum MachineError {
         /// Why.
         #[source]
         reason: io::Error,
+    },
+    /// The kernel's list of online CPUs is not one.
+    #[error("{path}: {text:?} is not a list of CPUs: {reason}")]
+    CpuList {
+        /// The file.
+        path: PathBuf,
+        /// What it holds.
+        text: String,
+        /// What is wrong with it.
+        #[source]
+        reason: CpuListError,
     },
     /// A registry value every Windows machine has could not be read.
     #[error("registry HKLM\\{key}\\{value}: {reason}")]
@@ -108,7 +120,7 @@ pub fn read(config: &NodeConfig) -> Result<MachineFacts, MachineError> {
         boot_id: identity.boot_id,
         kernel_version: identity.kernel_version,
         os_image: identity.os_image,
-        capacity: NodeResources::of_machine(node.memory_capacity_bytes)
+        capacity: NodeResources::of_machine(node.cpus, node.memory_capacity_bytes)
             .with_ephemeral_storage(storage)
             .with_pods(config.kubelet.max_pods),
     })
@@ -151,6 +163,10 @@ mod tests {
         assert!(!facts.kernel_version.is_empty());
         assert!(facts.capacity.ephemeral_storage_bytes > 0, "{facts:?}");
         assert!(facts.capacity.memory_bytes > 0);
+        assert_eq!(
+            facts.capacity.cpu_millis,
+            i64::from(logical_cpus().unwrap()) * 1000
+        );
         assert_eq!(facts.capacity.pods, 30);
     }
 }

@@ -3,9 +3,10 @@
 //! `major.minor.build.revision`, the OS image, and the `node.kubernetes.io/windows-build`
 //! label `major.minor.build` that pods' node selectors match their images' Windows build
 //! against), the boot id from the memory manager's prefetch parameters, the system UUID from
-//! the hardware configuration, the host name as the machine id, and the memory size from
+//! the hardware configuration, the host name as the machine id, the memory size from
 //! `GlobalMemoryStatusEx` (the memory the system can use, which is what `MemTotal` is on
-//! Linux).
+//! Linux), and the logical processors from `GetActiveProcessorCount` over every processor
+//! group.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -18,6 +19,7 @@ use windows_sys::Win32::System::Registry::{
 use windows_sys::Win32::System::SystemInformation::{
     ComputerNamePhysicalDnsHostname, GetComputerNameExW, GlobalMemoryStatusEx, MEMORYSTATUSEX,
 };
+use windows_sys::Win32::System::Threading::{GetActiveProcessorCount, ALL_PROCESSOR_GROUPS};
 
 use super::{Identity, MachineError};
 
@@ -84,6 +86,23 @@ pub fn memory_capacity() -> Result<u64, SpecError> {
         });
     }
     Ok(status.ullTotalPhys)
+}
+
+/// The machine's active logical processors in all its processor groups: the Node's cpu
+/// capacity. (Rust's standard library counts those of the process's group only, at most 64.)
+///
+/// # Errors
+///
+/// [`MachineError::SystemCall`] when the system does not answer.
+pub fn logical_cpus() -> Result<u32, MachineError> {
+    // SAFETY: the call takes a group number by value and touches no memory of ours.
+    match unsafe { GetActiveProcessorCount(ALL_PROCESSOR_GROUPS) } {
+        0 => Err(MachineError::SystemCall {
+            call: "GetActiveProcessorCount",
+            reason: io::Error::last_os_error(),
+        }),
+        count => Ok(count),
+    }
 }
 
 /// The hardware configuration id as a UUID, as upstream reports it: without its braces, in

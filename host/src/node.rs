@@ -1,23 +1,30 @@
-//! Node facts measured on the host: the memory size ([`memory_capacity`]), the node's address
-//! when none is configured, and the [`NodeContext`] every pod translation is made with.
+//! Node facts measured on the host: the memory size ([`memory_capacity`]) and logical CPUs
+//! ([`logical_cpus`]), the node's address when none is configured, and the [`NodeContext`]
+//! every pod translation is made with.
+//!
+//! Entry point: [`node_context`].
 
 use sergeant_config::NodeConfig;
 use sergeant_core::spec::{io_reason, NodeContext, SpecError};
 
 use crate::address::default_route_address;
 use crate::apparmor::apparmor_enabled;
-use crate::machine::memory_capacity;
+use crate::machine::{logical_cpus, memory_capacity};
 
-/// The node settings of `config` with the memory this machine has, and the node's address:
+/// The node settings of `config` with the memory and logical CPUs this machine has (the
+/// machine's, not what this process may use), and the node's address:
 /// `--node-ip` when given, else the default route's ([`default_route_address`]), the address the
 /// Node reports as `InternalIP` and pods get as `status.hostIP`; and whether the kernel enforces
 /// AppArmor ([`apparmor_enabled`]). Blocking I/O.
 ///
 /// # Errors
 ///
-/// What [`NodeContext::from_config`] refuses, or the memory size cannot be read.
+/// What [`NodeContext::from_config`] refuses, or the memory size or the CPUs cannot be read.
 pub fn node_context(config: &NodeConfig) -> Result<NodeContext, SpecError> {
-    let mut node = NodeContext::from_config(config, memory_capacity()?)?;
+    let cpus = logical_cpus().map_err(|err| SpecError::Node {
+        reason: err.to_string(),
+    })?;
+    let mut node = NodeContext::from_config(config, memory_capacity()?, cpus)?;
     node.node_ip = node.node_ip.or_else(default_route_address);
     node.apparmor_enabled = apparmor_enabled();
     Ok(node)

@@ -16,6 +16,7 @@ pub mod apiserver;
 pub mod cgroups;
 pub mod cluster;
 pub mod instance;
+pub mod machine;
 pub mod managed;
 pub mod node;
 pub mod relay;
@@ -154,8 +155,7 @@ pub struct Agent {
     pub dir: tempfile::TempDir,
     pub config_path: PathBuf,
     log_path: PathBuf,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
+    launch: Launch,
     pub healthz: String,
     pub read_only: String,
 }
@@ -190,20 +190,30 @@ impl Agent {
         env: &[(&str, &str)],
         args: &[&str],
     ) -> Self {
+        Self::spawn_launch(
+            dir,
+            config_path,
+            healthz_port,
+            read_only_port,
+            Launch::new(env, args),
+        )
+    }
+
+    fn spawn_launch(
+        dir: tempfile::TempDir,
+        config_path: PathBuf,
+        healthz_port: u16,
+        read_only_port: u16,
+        launch: Launch,
+    ) -> Self {
         let log_path = dir.path().join("sergeant.log");
-        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-        let env: Vec<(String, String)> = env
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        let child = launch(&dir, &config_path, &log_path, &args, &env);
+        let child = launch.run(&dir, &config_path, &log_path);
         Self {
             child,
             dir,
             config_path,
             log_path,
-            args,
-            env,
+            launch,
             healthz: format!("http://127.0.0.1:{healthz_port}"),
             read_only: format!("http://127.0.0.1:{read_only_port}"),
         }
@@ -216,16 +226,37 @@ impl Agent {
 
     /// [`Agent::start`] with extra command-line arguments.
     pub fn start_with_args(config: &TestConfig, env: &[(&str, &str)], args: &[&str]) -> Self {
+        Self::start_launch(config, Launch::new(env, args))
+    }
+
+    /// [`Agent::start_with_args`] with the process allowed to run on CPU `cpu` only (its
+    /// affinity set by `taskset` before sergeant starts), as under `taskset -c` or a systemd
+    /// unit's `CPUAffinity=`.
+    pub fn start_pinned(
+        config: &TestConfig,
+        env: &[(&str, &str)],
+        args: &[&str],
+        cpu: usize,
+    ) -> Self {
+        Self::start_launch(
+            config,
+            Launch {
+                pinned_cpu: Some(cpu),
+                ..Launch::new(env, args)
+            },
+        )
+    }
+
+    fn start_launch(config: &TestConfig, launch: Launch) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let config_path = dir.path().join("config.yaml");
         fs::write(&config_path, config.render()).expect("config written");
-        let mut agent = Self::spawn_with(
+        let mut agent = Self::spawn_launch(
             dir,
             config_path,
             config.healthz_port,
             config.read_only_port,
-            env,
-            args,
+            launch,
         );
         agent.wait_ready();
         agent
@@ -238,13 +269,9 @@ impl Agent {
             matches!(self.child.try_wait(), Ok(Some(_))),
             "restart needs the old process to have exited"
         );
-        self.child = launch(
-            &self.dir,
-            &self.config_path,
-            &self.log_path,
-            &self.args,
-            &self.env,
-        );
+        self.child = self
+            .launch
+            .run(&self.dir, &self.config_path, &self.log_path);
         self.wait_ready();
     }
 
@@ -334,35 +361,58 @@ impl Agent {
     }
 }
 
-/// Runs the binary with the configuration, a root dir under `dir` (unless `args` name one
-/// with `--root-dir`), and the extras; output is appended to the log file.
-fn launch(
-    dir: &tempfile::TempDir,
-    config_path: &Path,
-    log_path: &Path,
-    args: &[String],
-    env: &[(String, String)],
-) -> Child {
-    let log = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_path)
-        .expect("log file");
-    let mut command = Command::new(binary());
-    command.arg("--config").arg(config_path);
-    if !args.iter().any(|a| a == "--root-dir") {
-        command.arg("--root-dir").arg(dir.path().join("root"));
+/// How the binary is run besides its configuration: extra arguments and environment, and the
+/// one CPU it is pinned to, if any.
+struct Launch {
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    pinned_cpu: Option<usize>,
+}
+
+impl Launch {
+    fn new(env: &[(&str, &str)], args: &[&str]) -> Self {
+        Self {
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            pinned_cpu: None,
+        }
     }
-    command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("log handle"))
-        .stderr(log)
-        .env_remove("FAILPOINTS");
-    for (key, value) in env {
-        command.env(key, value);
+
+    /// Runs the binary with the configuration, a root dir under `dir` (unless the arguments
+    /// name one with `--root-dir`), and the extras; output is appended to the log file.
+    fn run(&self, dir: &tempfile::TempDir, config_path: &Path, log_path: &Path) -> Child {
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log_path)
+            .expect("log file");
+        let mut command = match self.pinned_cpu {
+            // taskset sets its own affinity and execs the binary: same process, one CPU.
+            Some(cpu) => {
+                let mut taskset = Command::new("taskset");
+                taskset.arg("--cpu-list").arg(cpu.to_string()).arg(binary());
+                taskset
+            }
+            None => Command::new(binary()),
+        };
+        command.arg("--config").arg(config_path);
+        if !self.args.iter().any(|a| a == "--root-dir") {
+            command.arg("--root-dir").arg(dir.path().join("root"));
+        }
+        command
+            .args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log handle"))
+            .stderr(log)
+            .env_remove("FAILPOINTS");
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        command.spawn().expect("sergeant starts")
     }
-    command.spawn().expect("sergeant starts")
 }
 
 impl Drop for Agent {

@@ -12,7 +12,10 @@
 #     ProductName, bootID its BootId, systemUUID its LastConfig without braces in capitals,
 #     machineID the host name (as upstream reports it on Windows);
 #   - capacity: memory what GlobalMemoryStatusEx says (Wine answers with this Linux machine's
-#     MemTotal, counted in its pages: within 1 MiB of it), cpu the processors (nproc),
+#     MemTotal, counted in its pages: within 1 MiB of it), cpu the machine's online CPUs
+#     counted from /sys/devices/system/cpu/online (what Wine answers GetActiveProcessorCount
+#     with for a process free to run on every CPU; not nproc, which counts this shell's
+#     affinity),
 #     ephemeral-storage the size of the root dir's volume (GetDiskFreeSpaceExW: Wine answers
 #     with the Linux filesystem's size).
 # Then the CNI adapter, pointed by --cni-conf-dir at a win-bridge l2bridge configuration: the
@@ -149,9 +152,11 @@ wait_until "Node $node registered with its nodeInfo" registered
 mem_total_kib=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
 root_bytes=$(df -B1 --output=size "$run" | tail -n1 | tr -d ' ')
 python3 - "$run/node.json" "$node" "$product" "$ubr" "$boot_id" "$uuid" "$(hostname)" \
-    "$((mem_total_kib * 1024))" "$(nproc)" "$root_bytes" <<'PY' || fail "the Node does not say what the machine said"
+    "$((mem_total_kib * 1024))" "$(cat /sys/devices/system/cpu/online)" "$root_bytes" <<'PY' || fail "the Node does not say what the machine said"
 import json, sys
-path, node, product, ubr, boot_id, uuid, host, memory, cpus, root = sys.argv[1:]
+path, node, product, ubr, boot_id, uuid, host, memory, online, root = sys.argv[1:]
+# The online CPU list: ranges and single CPUs, "0-3,6,8-11".
+cpus = str(sum(int(r.split("-")[-1]) - int(r.split("-")[0]) + 1 for r in online.strip().split(",")))
 n = json.load(open(path))
 labels, info, capacity = n["metadata"]["labels"], n["status"]["nodeInfo"], n["status"]["capacity"]
 want = {

@@ -171,7 +171,7 @@ impl PodManager {
     pub(super) fn capacity(&self, node: &NodeContext) -> Capacity {
         let config = self.deps.config.borrow();
         let kubelet = &config.active.kubelet;
-        let machine = NodeResources::of_machine(node.memory_capacity_bytes)
+        let machine = NodeResources::of_machine(node.cpus, node.memory_capacity_bytes)
             .with_ephemeral_storage(self.storage_bytes.unwrap_or(0));
         let allocatable = machine.allocatable(kubelet);
         Capacity {

@@ -38,9 +38,10 @@ pub struct NodeContext {
     pub pod_pids_limit: i64,
     /// The node's memory size, which scales the OOM score of burstable containers.
     pub memory_capacity_bytes: u64,
-    /// The node's cpus in millicores: what a `resourceFieldRef` to `limits.cpu` of a container
-    /// without a cpu limit reads.
-    pub cpu_capacity_millis: i64,
+    /// The machine's logical CPUs online, as the host measured them (not what the agent's own
+    /// process may use): the Node's cpu capacity, what a `resourceFieldRef` to `limits.cpu` of
+    /// a container without a cpu limit reads and what a Windows cpu limit is a share of.
+    pub cpus: u32,
     /// The node's operating system: which half (Linux or Windows) of the CRI configurations
     /// pods get.
     pub os: NodeOs,
@@ -54,15 +55,19 @@ pub struct NodeContext {
 }
 
 impl NodeContext {
-    /// Takes the settings from the configuration, the memory size the host measured
-    /// (`sergeant_host::machine::memory_capacity`) and the cpu count from the process's view of
-    /// the machine.
+    /// Takes the settings from the configuration and the machine's size the host measured: its
+    /// memory (`sergeant_host::machine::memory_capacity`) and its logical CPUs online
+    /// (`sergeant_host::machine::logical_cpus`).
     ///
     /// # Errors
     ///
     /// [`SpecError::Node`] when the node name cannot be determined. (A `systemd` cgroup
     /// driver never gets here: the configuration refuses it.)
-    pub fn from_config(config: &NodeConfig, memory_capacity_bytes: u64) -> Result<Self, SpecError> {
+    pub fn from_config(
+        config: &NodeConfig,
+        memory_capacity_bytes: u64,
+        cpus: u32,
+    ) -> Result<Self, SpecError> {
         let node = |reason: String| SpecError::Node { reason };
         let kubelet = &config.kubelet;
         Ok(NodeContext {
@@ -77,7 +82,7 @@ impl NodeContext {
             cgroups_per_qos: kubelet.cgroups_per_qos,
             pod_pids_limit: kubelet.pod_pids_limit,
             memory_capacity_bytes,
-            cpu_capacity_millis: crate::allocatable::NodeResources::of_machine(0).cpu_millis,
+            cpus,
             os: NodeOs::of_this_build(),
             seccomp_default: kubelet.seccomp_default,
             apparmor_enabled: false,
@@ -95,9 +100,13 @@ impl NodeContext {
     /// of.
     #[must_use]
     pub fn processors(&self) -> u32 {
-        u32::try_from(self.cpu_capacity_millis / 1000)
-            .unwrap_or(u32::MAX)
-            .max(1)
+        self.cpus.max(1)
+    }
+
+    /// The node's cpus in millicores.
+    #[must_use]
+    pub fn cpu_capacity_millis(&self) -> i64 {
+        i64::from(self.cpus) * 1000
     }
 
     /// `root_dir/pods/<uid>`: everything the node keeps for one pod.
@@ -126,7 +135,7 @@ mod tests {
             ..Default::default()
         };
         let config = NodeConfig::parse(text, "test", &flags).expect("config");
-        let node = NodeContext::from_config(&config, 1 << 30).expect("context");
+        let node = NodeContext::from_config(&config, 1 << 30, 6).expect("context");
         assert_eq!(node.node_name, "node-a");
         assert_eq!(node.root_dir, PathBuf::from("/tmp/sergeant-root"));
         assert_eq!(
@@ -138,6 +147,7 @@ mod tests {
         assert_eq!(node.cgroup_root, "");
         assert!(node.cgroups_per_qos);
         assert_eq!(node.memory_capacity_bytes, 1 << 30);
+        assert_eq!((node.cpus, node.cpu_capacity_millis()), (6, 6000));
         assert_eq!(
             node.pod_dir("u1"),
             PathBuf::from("/tmp/sergeant-root/pods/u1")

@@ -90,7 +90,7 @@ pub fn resource_value(
         "cpu" => {
             let milli = set.map_or(
                 if kind == "limits" {
-                    node.cpu_capacity_millis
+                    node.cpu_capacity_millis()
                 } else {
                     0
                 },

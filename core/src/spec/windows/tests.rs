@@ -333,7 +333,7 @@ fn host_process_pods_are_all_host_process_and_on_the_host_network() {
 fn windows_node() -> crate::spec::NodeContext {
     let mut node = node(PathBuf::from("/r"));
     node.os = NodeOs::Windows;
-    node.cpu_capacity_millis = 4000;
+    node.cpus = 4;
     node
 }
 
