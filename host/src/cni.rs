@@ -142,58 +142,50 @@ pub fn plugin_binaries(dirs: &[PathBuf]) -> Result<BTreeSet<String>, CniReadErro
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("sergeant-cni-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     #[test]
     fn the_first_config_by_name_is_read_and_others_are_left() {
-        let dir = scratch("loaded");
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         fs::write(dir.join("20-b.conflist"), "second").unwrap();
         fs::write(dir.join("10-a.conf"), "first").unwrap();
         fs::write(dir.join("00-notes.txt"), "not a config").unwrap();
         fs::create_dir(dir.join("05-dir.conf")).unwrap();
-        let loaded = read_loaded_config(&dir).unwrap().unwrap();
+        let loaded = read_loaded_config(dir).unwrap().unwrap();
         assert_eq!(loaded.name, "10-a.conf");
         assert_eq!(loaded.text, "first");
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_missing_or_empty_directory_has_no_config() {
-        let dir = scratch("empty");
-        assert_eq!(read_loaded_config(&dir).unwrap(), None);
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
+        assert_eq!(read_loaded_config(dir).unwrap(), None);
         assert_eq!(read_loaded_config(&dir.join("nope")).unwrap(), None);
         assert!(plugin_binaries(&[dir.join("nope")]).unwrap().is_empty());
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn an_oversized_file_is_refused_naming_it() {
-        let dir = scratch("large");
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         let big = "x".repeat(usize::try_from(MAX_CONFIG_BYTES).unwrap() + 1);
         fs::write(dir.join("10-big.conflist"), big).unwrap();
-        let err = read_loaded_config(&dir).unwrap_err();
+        let err = read_loaded_config(dir).unwrap_err();
         assert!(matches!(err, CniReadError::TooLarge { .. }), "{err}");
         assert!(err.to_string().contains("10-big.conflist"), "{err}");
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn binaries_are_the_files_of_every_directory() {
-        let (a, b) = (scratch("bin-a"), scratch("bin-b"));
+        let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (a, b) = (first.path().to_owned(), second.path().to_owned());
         fs::write(a.join("bridge"), "").unwrap();
         fs::write(b.join("portmap"), "").unwrap();
         fs::create_dir(b.join("not-a-binary")).unwrap();
-        let found = plugin_binaries(&[a.clone(), b.clone()]).unwrap();
+        let found = plugin_binaries(&[a, b]).unwrap();
         assert_eq!(
             found,
             BTreeSet::from(["bridge".to_owned(), "portmap".to_owned()])
         );
-        fs::remove_dir_all(&a).unwrap();
-        fs::remove_dir_all(&b).unwrap();
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::json::{Fault, Obj};
-use super::{chosen_file, ConfigFault, ConfigFile, NetworkReadiness};
+use super::{readiness, ConfigFault, ConfigFile, NetworkReadiness};
 
 /// The plugin binaries the runtime can run: the directories it looks in and the file names
 /// found there.
@@ -22,7 +22,7 @@ pub struct PluginBinaries {
 }
 
 /// The node's `NetworkReady` from the files of its CNI configuration directory `dir`: the
-/// file the runtime loads ([`chosen_file`]) must pass [`check_linux_config`]. `binaries` is
+/// file the runtime loads must pass [`check_linux_config`] ([`readiness`]). `binaries` is
 /// `None` when the binary directories are not known: the binaries are then not checked.
 #[must_use]
 pub fn linux_readiness(
@@ -30,18 +30,7 @@ pub fn linux_readiness(
     files: &[ConfigFile<'_>],
     binaries: Option<&PluginBinaries>,
 ) -> NetworkReadiness {
-    let names: Vec<&str> = files.iter().map(|f| f.name).collect();
-    let Some(chosen) = chosen_file(&names) else {
-        return NetworkReadiness::not_ready(format!(
-            "cni config uninitialized: no network config (.conf, .conflist, .json) in {dir}"
-        ));
-    };
-    let file = files.iter().find(|f| f.name == chosen).copied();
-    match file.map(|file| check_linux_config(file, binaries)) {
-        Some(Ok(())) => NetworkReadiness::ready(),
-        Some(Err(fault)) => NetworkReadiness::not_ready(format!("cni config not usable: {fault}")),
-        None => NetworkReadiness::not_ready(format!("cni config uninitialized: {chosen} vanished")),
-    }
+    readiness(dir, files, |file| check_linux_config(file, binaries))
 }
 
 /// Checks one configuration file: a `.conflist` as a list of plugins, any other as a single

@@ -72,6 +72,28 @@ pub fn chosen_file<'a>(names: &[&'a str]) -> Option<&'a str> {
         .min()
 }
 
+/// The node's `NetworkReady` from the files of its CNI configuration directory `dir`: the file
+/// the runtime loads ([`chosen_file`]) must pass `check`, the platform's check of one file.
+#[must_use]
+pub fn readiness<T>(
+    dir: &str,
+    files: &[ConfigFile<'_>],
+    check: impl FnOnce(ConfigFile<'_>) -> Result<T, ConfigFault>,
+) -> NetworkReadiness {
+    let names: Vec<&str> = files.iter().map(|f| f.name).collect();
+    let Some(chosen) = chosen_file(&names) else {
+        return NetworkReadiness::not_ready(format!(
+            "cni config uninitialized: no network config (.conf, .conflist, .json) in {dir}"
+        ));
+    };
+    let file = files.iter().find(|f| f.name == chosen).copied();
+    match file.map(check) {
+        Some(Ok(_)) => NetworkReadiness::ready(),
+        Some(Err(fault)) => NetworkReadiness::not_ready(format!("cni config not usable: {fault}")),
+        None => NetworkReadiness::not_ready(format!("cni config uninitialized: {chosen} vanished")),
+    }
+}
+
 /// A fault in a configuration file: the file, the field (a path such as
 /// `plugins[0].ipam.subnet`, or empty for the file as a whole) and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

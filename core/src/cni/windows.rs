@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::json::{cidr, cidr_only, cidr_or_ip, ip, Fault, Obj};
-use super::{chosen_file, ConfigFault, ConfigFile, NetworkReadiness};
+use super::{readiness, ConfigFault, ConfigFile, NetworkReadiness};
 
 /// A Windows network plugin, by its `type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,21 +76,11 @@ pub struct WindowsNetwork {
 }
 
 /// The node's `NetworkReady` from the files of its CNI configuration directory `dir`: the file
-/// the runtime loads ([`chosen_file`]) must be a usable Windows network.
+/// the runtime loads must be a usable Windows network ([`readiness`] with
+/// [`check_windows_config`]).
 #[must_use]
 pub fn windows_readiness(dir: &str, files: &[ConfigFile<'_>]) -> NetworkReadiness {
-    let names: Vec<&str> = files.iter().map(|f| f.name).collect();
-    let Some(chosen) = chosen_file(&names) else {
-        return NetworkReadiness::not_ready(format!(
-            "cni config uninitialized: no network config (.conf, .conflist, .json) in {dir}"
-        ));
-    };
-    let file = files.iter().find(|f| f.name == chosen).copied();
-    match file.map(check_windows_config) {
-        Some(Ok(_)) => NetworkReadiness::ready(),
-        Some(Err(fault)) => NetworkReadiness::not_ready(format!("cni config not usable: {fault}")),
-        None => NetworkReadiness::not_ready(format!("cni config uninitialized: {chosen} vanished")),
-    }
+    readiness(dir, files, check_windows_config)
 }
 
 /// Checks one configuration file (a `.conflist`, or a single network `.conf`).
