@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::node::{manifest, phase, Node, SHELL};
-use common::{tree_node, wait_for, Agent, TestConfig};
+use common::{tree_node, wait_for};
 use flate2::read::GzDecoder;
 
 const MAX_FILES: usize = 3;
@@ -238,6 +238,8 @@ fn a_chatty_container_has_its_log_rotated_compressed_and_reopened() {
 #[cfg(feature = "failpoints")]
 #[test]
 fn a_panic_in_the_log_manager_restarts_it_alone() {
+    use common::{Agent, TestConfig};
+
     let agent = Agent::start(
         &TestConfig::new(),
         &[(

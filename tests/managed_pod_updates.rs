@@ -81,6 +81,8 @@ fn a_new_image_replaces_only_its_container() {
         status_of(&before, "main", "imageID"),
     );
     let other_id = status_of(&before, "other", "containerID");
+    // Counted from before the update: a start retried while the pod came up counts too.
+    let main_restarts = restarts(&before, "main");
 
     set_image(&node, "upd-image", "main", HTTPD);
     let updated = Instant::now();
@@ -99,7 +101,7 @@ fn a_new_image_replaces_only_its_container() {
     );
     assert_eq!(
         restarts(&after, "main"),
-        1,
+        main_restarts + 1,
         "as upstream, one more: {after}"
     );
     let last = &container(&after, "containerStatuses", "main")["lastState"]["terminated"];
@@ -119,7 +121,11 @@ fn a_new_image_replaces_only_its_container() {
         other_id,
         "the other container is not touched: {after}"
     );
-    assert_eq!(restarts(&after, "other"), 0, "{after}");
+    assert_eq!(
+        restarts(&after, "other"),
+        restarts(&before, "other"),
+        "{after}"
+    );
     assert_eq!(phase(&after), "Running", "{after}");
 }
 

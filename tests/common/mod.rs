@@ -417,6 +417,13 @@ impl Launch {
 
 impl Drop for Agent {
     fn drop(&mut self) {
+        // A failed test shows what the agent was doing, whatever the assertion printed.
+        if std::thread::panicking() {
+            eprintln!(
+                "--- the last lines of the agent's log ---\n{}",
+                self.log_tail(80)
+            );
+        }
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
