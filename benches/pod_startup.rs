@@ -3,9 +3,10 @@
 //!
 //! A round starts the agent afresh and, for 1, 10 and 110 static pods in turn, measures the
 //! time from the manifests being written to every container running (as `/pods` reports it)
-//! and to every pod `Running`, with `/healthz`'s answer times during that burst; then, with
-//! the 110 pods running, the agent's RSS and CPU use while idle; each size's pods are removed
-//! (and their containers stopped) before the next. The rounds run against sergeant and, when
+//! and to every pod `Running`, with `/healthz`'s answer times during that burst beside the
+//! machine's floor (a do-nothing server's answer times in the same burst, see
+//! `common/liveness.rs`); then, with the 110 pods running, the agent's RSS and CPU use while
+//! idle; each size's pods are removed (and their containers stopped) before the next. The rounds run against sergeant and, when
 //! `UPSTREAM_KUBELET` names its binary, against the upstream kubelet in standalone mode on the
 //! same containerd with the same configuration, `SERGEANT_BENCH_ROUNDS` rounds per agent,
 //! interleaved (see `common/rounds.rs`); each round's numbers are printed as they come, and
@@ -25,10 +26,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::liveness::{FloorServer, Sampler};
 use common::process::{cpu_percent, rss_kib};
 use common::rounds::Rounds;
 use common::stats::percentile;
-use common::{all, containers_running, Agent, HealthzSampler, Kind};
+use common::{all, containers_running, Agent, Kind};
 use serde_json::{json, Value};
 
 /// The pods a round starts, one size after the other.
@@ -51,12 +53,13 @@ fn own_overhead(agent: &Agent) -> Option<(f64, f64)> {
 
 /// One round of `kind`: a fresh agent, every size in turn; the numbers per size, under
 /// `<size>_pods`.
-fn round(kind: &Kind, endpoint: &str) -> Value {
+fn round(kind: &Kind, endpoint: &str, floor: &FloorServer) -> Value {
     let agent = Agent::start(kind, endpoint);
     let pid = agent.pid();
     let mut numbers = json!({});
     for (size, &count) in SIZES.iter().enumerate() {
-        let healthz = HealthzSampler::start(&agent.healthz);
+        let healthz = Sampler::start(&agent.healthz);
+        let yardstick = Sampler::start(&floor.url);
         let written = Instant::now();
         agent.write_pods(size, count);
         agent.wait(SIZE_DEADLINE, |pods| all(pods, count, containers_running));
@@ -66,10 +69,16 @@ fn round(kind: &Kind, endpoint: &str) -> Value {
         });
         let to_running = written.elapsed();
         let latencies = healthz.finish();
+        let floor_latencies = yardstick.finish();
         let (p50, p99) = (percentile(&latencies, 0.5), percentile(&latencies, 0.99));
         let max = percentile(&latencies, 1.0);
+        let (floor_p50, floor_p99) = (
+            percentile(&floor_latencies, 0.5),
+            percentile(&floor_latencies, 0.99),
+        );
         println!(
-            "{:>16} {count:>4} pods: /healthz while starting p50 {p50:>6.1} ms, p99 {p99:>6.1} ms, max {max:>6.1} ms ({} checks)",
+            "{:>16} {count:>4} pods: /healthz while starting p50 {p50:>6.1} ms, p99 {p99:>6.1} ms, max {max:>6.1} ms ({} checks); \
+             the machine's floor p50 {floor_p50:>6.1} ms, p99 {floor_p99:>6.1} ms",
             kind.name(),
             latencies.len()
         );
@@ -80,7 +89,8 @@ fn round(kind: &Kind, endpoint: &str) -> Value {
             to_running.as_secs_f64() * 1e3
         );
         let mut entry = json!({"started_ms": to_started.as_secs_f64() * 1e3, "running_ms": to_running.as_secs_f64() * 1e3,
-            "healthz_p50_ms": p50, "healthz_p99_ms": p99, "healthz_max_ms": max, "healthz_checks": latencies.len()});
+            "healthz_p50_ms": p50, "healthz_p99_ms": p99, "healthz_max_ms": max, "healthz_checks": latencies.len(),
+            "floor_p50_ms": floor_p50, "floor_p99_ms": floor_p99});
         if let Some(overhead) = own_overhead(&agent) {
             println!(
                 "{:>16} {count:>4} pods: own overhead per pod (start-up less CRI calls) p50 {:>6.1} ms, p99 {:>6.1} ms",
@@ -113,12 +123,13 @@ fn main() {
     let report = json!({"benchmark": "pod_startup", "runtime": endpoint, "sizes": SIZES,
         "idle_window_s": IDLE_WINDOW.as_secs()});
     let mut rounds = Rounds::new("pod_startup.json", report);
+    let floor = FloorServer::start();
     let mut kinds = Kind::from_env();
     kinds.extend(Kind::baseline_from_env());
     rounds.run(
         &kinds,
         |kind| kind.name().to_owned(),
-        |kind, _| round(kind, &endpoint),
+        |kind, _| round(kind, &endpoint, &floor),
     );
     rounds.finish();
 }

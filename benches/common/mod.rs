@@ -9,6 +9,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod harness;
 pub mod isolation;
+pub mod liveness;
 pub mod process;
 pub mod rounds;
 pub mod stats;
@@ -273,51 +274,4 @@ pub fn metric_value(text: &str, series: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
         .and_then(|v| v.trim().parse::<f64>().ok())
-}
-
-/// `/healthz` asked every 20 ms on a thread of its own while a round runs: how fast the
-/// agent answers its liveness check while it is busy starting pods.
-pub struct HealthzSampler {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<Vec<Duration>>,
-}
-
-impl HealthzSampler {
-    /// Starts asking `url` (a fresh connection each time, as a liveness probe does).
-    pub fn start(url: &str) -> Self {
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (url, flag) = (url.to_owned(), stop.clone());
-        let thread = std::thread::spawn(move || {
-            let client = reqwest::blocking::Client::builder()
-                .pool_max_idle_per_host(0)
-                .timeout(Duration::from_secs(10))
-                .build()
-                .expect("an HTTP client");
-            let mut latencies = Vec::new();
-            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-                let asked = Instant::now();
-                let answered = client
-                    .get(&url)
-                    .send()
-                    .is_ok_and(|r| r.status().is_success());
-                // A failed check counts as the longest wait a probe would accept.
-                latencies.push(if answered {
-                    asked.elapsed()
-                } else {
-                    Duration::from_secs(10)
-                });
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            latencies
-        });
-        Self { stop, thread }
-    }
-
-    /// Stops asking; the latencies, sorted.
-    pub fn finish(self) -> Vec<Duration> {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let mut latencies = self.thread.join().unwrap_or_default();
-        latencies.sort();
-        latencies
-    }
 }
