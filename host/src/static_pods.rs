@@ -9,6 +9,7 @@
 //! (`kubernetes.io/config.seen`), kept while its manifest holds it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -99,9 +100,19 @@ struct Loaded {
     name_line: usize,
 }
 
+/// One file of a listing: its name (the listing's order, and the key of what was read of it),
+/// its path and its stamp.
+struct Listed {
+    name: OsString,
+    path: PathBuf,
+    stamp: Stamp,
+}
+
 /// The last reading of one file.
 #[derive(Debug)]
 struct Known {
+    /// The file as shown in a rejection.
+    origin: String,
     stamp: Stamp,
     read_at: SystemTime,
     outcome: Result<Loaded, LoadError>,
@@ -118,14 +129,19 @@ impl Known {
     }
 }
 
-/// Scans one `staticPodPath` for one node, remembering what it read between scans.
+/// Scans one `staticPodPath` for one node, remembering what it read between scans. A scan
+/// that finds every file as it was read costs the listing and nothing else: no file is read,
+/// and the last view is handed out again (the same pods, so its consumers see nothing new).
 #[derive(Debug)]
 pub struct Scanner {
     path: PathBuf,
     node: String,
-    known: BTreeMap<PathBuf, Known>,
+    /// The last reading of each file, by file name: every file is in `path`, or is `path`.
+    known: BTreeMap<OsString, Known>,
     /// When each pod of the files read was first read.
     seen: FirstSeen,
+    /// The view collected from `known`, until a file is read again or goes.
+    view: Option<Scan>,
 }
 
 impl Scanner {
@@ -138,6 +154,7 @@ impl Scanner {
             node,
             known: BTreeMap::new(),
             seen: FirstSeen::default(),
+            view: None,
         }
     }
 
@@ -151,6 +168,7 @@ impl Scanner {
             Err(err) if err.kind() == ErrorKind::NotFound => {
                 self.known.clear();
                 self.seen = FirstSeen::default();
+                self.view = None;
                 return Ok(Scan {
                     missing: true,
                     ..Scan::default()
@@ -163,67 +181,88 @@ impl Scanner {
                 })
             }
         };
-        self.known
-            .retain(|path, _| files.iter().any(|(file, _)| file == path));
-        for (file, stamp) in files {
+        let before = self.known.len();
+        self.known.retain(|name, _| {
+            files
+                .binary_search_by(|file| file.name.as_os_str().cmp(name))
+                .is_ok()
+        });
+        let mut changed = self.known.len() != before;
+        for file in files {
             if self
                 .known
-                .get(&file)
-                .is_some_and(|known| known.still_valid(&stamp))
+                .get(&file.name)
+                .is_some_and(|known| known.still_valid(&file.stamp))
             {
                 continue;
             }
+            changed = true;
             let read_at = SystemTime::now();
-            let outcome = match read_capped(&file) {
-                Ok(content) => self.load(&file, &content, read_at),
+            let outcome = match read_capped(&file.path) {
+                Ok(content) => self.load(&file.path, &content, read_at),
                 // Removed between listing and reading: gone, like the next scan will say.
                 Err(err) if err.kind() == ErrorKind::NotFound => {
-                    self.known.remove(&file);
+                    self.known.remove(&file.name);
                     continue;
                 }
                 Err(source) => Err(LoadError::Unreadable {
-                    path: file.clone(),
+                    path: file.path.clone(),
                     source,
                 }),
             };
-            self.known.insert(
-                file,
-                Known {
-                    stamp,
-                    read_at,
-                    outcome,
-                },
-            );
+            let known = Known {
+                origin: file.path.display().to_string(),
+                stamp: file.stamp,
+                read_at,
+                outcome,
+            };
+            self.known.insert(file.name, known);
         }
-        let loaded = self
-            .known
-            .values()
-            .filter_map(|known| known.outcome.as_ref().ok());
-        self.seen
-            .keep_only(loaded.filter_map(|loaded| loaded.pod.metadata.uid.as_deref()));
-        Ok(self.collect())
+        if changed || self.view.is_none() {
+            let loaded = self
+                .known
+                .values()
+                .filter_map(|known| known.outcome.as_ref().ok());
+            self.seen
+                .keep_only(loaded.filter_map(|loaded| loaded.pod.metadata.uid.as_deref()));
+            self.view = Some(self.collect());
+        }
+        Ok(self.view.clone().unwrap_or_default())
     }
 
     /// The regular, non-hidden files to read, sorted by name, with their stamps.
-    fn list(&self) -> std::io::Result<Vec<(PathBuf, Stamp)>> {
+    fn list(&self) -> std::io::Result<Vec<Listed>> {
         let metadata = std::fs::metadata(&self.path)?;
         if metadata.is_file() {
-            return Ok(vec![(self.path.clone(), Stamp::of(&metadata))]);
+            let name = self
+                .path
+                .file_name()
+                .map_or_else(|| self.path.clone().into_os_string(), OsString::from);
+            return Ok(vec![Listed {
+                name,
+                path: self.path.clone(),
+                stamp: Stamp::of(&metadata),
+            }]);
         }
         let mut files = Vec::new();
         for entry in std::fs::read_dir(&self.path)? {
             let entry = entry?;
-            if entry.file_name().to_string_lossy().starts_with('.') {
+            let name = entry.file_name();
+            if name.as_encoded_bytes().starts_with(b".") {
                 continue;
             }
             let path = entry.path();
             // Follows symlinks; an entry that vanished or dangles is simply not there.
             match std::fs::metadata(&path) {
-                Ok(metadata) if metadata.is_file() => files.push((path, Stamp::of(&metadata))),
+                Ok(metadata) if metadata.is_file() => files.push(Listed {
+                    name,
+                    path,
+                    stamp: Stamp::of(&metadata),
+                }),
                 _ => {}
             }
         }
-        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(files)
     }
 
@@ -248,11 +287,11 @@ impl Scanner {
     /// the same pod rejected in favour of the earlier.
     fn collect(&self) -> Scan {
         let mut scan = Scan::default();
-        let mut owners: HashMap<(String, String), &Path> = HashMap::new();
-        for (file, known) in &self.known {
-            let origin = file.display().to_string();
+        let mut owners: HashMap<(String, String), &str> = HashMap::new();
+        for known in self.known.values() {
+            let origin = &known.origin;
             match &known.outcome {
-                Err(error) => scan.rejected.push((origin, error.to_string())),
+                Err(error) => scan.rejected.push((origin.clone(), error.to_string())),
                 Ok(loaded) => {
                     let meta = &loaded.pod.metadata;
                     let key = (
@@ -262,14 +301,11 @@ impl Scanner {
                     if let Some(first) = owners.get(&key) {
                         let error = format!(
                             "{origin}:{}: metadata.name: pod {}/{} is already defined by {}",
-                            loaded.name_line,
-                            key.0,
-                            key.1,
-                            first.display()
+                            loaded.name_line, key.0, key.1, first
                         );
-                        scan.rejected.push((origin, error));
+                        scan.rejected.push((origin.clone(), error));
                     } else {
-                        owners.insert(key, file);
+                        owners.insert(key, origin);
                         scan.pods.push(loaded.pod.clone());
                     }
                 }
@@ -419,6 +455,35 @@ mod tests {
                 "{}:1: nested more than 64 levels deep: no pod is this deep",
                 shown("deep.yaml")
             )
+        );
+    }
+
+    #[test]
+    fn a_settled_directory_gives_the_same_view_until_a_file_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a", "b", "c"] {
+            let file = dir.path().join(format!("{name}.yaml"));
+            std::fs::write(file, manifest(name, "busybox")).unwrap();
+        }
+        let mut scanner = Scanner::new(dir.path().to_path_buf(), "n1".into());
+        let first = scanner.scan().unwrap();
+        let long_ago = SystemTime::now() + SETTLE;
+        for known in scanner.known.values_mut() {
+            known.read_at = long_ago;
+        }
+        let again = scanner.scan().unwrap();
+        assert_eq!(again, first);
+        assert!(first
+            .pods
+            .iter()
+            .zip(&again.pods)
+            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        std::fs::remove_file(dir.path().join("b.yaml")).unwrap();
+        let after = scanner.scan().unwrap();
+        assert_eq!(names(&after), ["a-n1", "c-n1"]);
+        assert!(
+            Arc::ptr_eq(&after.pods[0], &first.pods[0]),
+            "a is not read again"
         );
     }
 
