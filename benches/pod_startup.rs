@@ -6,11 +6,11 @@
 //! and to every pod `Running`, with `/healthz`'s answer times during that burst beside the
 //! machine's floor (a do-nothing server's answer times in the same burst, see
 //! `common/liveness.rs`); then, with the 110 pods running, the agent's RSS and CPU use while
-//! idle; each size's pods are removed (and their containers stopped) before the next. The rounds run against sergeant and, when
-//! `UPSTREAM_KUBELET` names its binary, against the upstream kubelet in standalone mode on the
-//! same containerd with the same configuration, `SERGEANT_BENCH_ROUNDS` rounds per agent,
-//! interleaved (see `common/rounds.rs`); each round's numbers are printed as they come, and
-//! their median, min and max per agent at the end.
+//! idle; each size's pods are removed (and their containers stopped) before the next. The
+//! rounds run against sergeant and, when `UPSTREAM_KUBELET` names its binary, against the
+//! upstream kubelet in standalone mode on the same containerd with the same configuration,
+//! `SERGEANT_BENCH_ROUNDS` rounds per agent, interleaved (see `common/rounds.rs`); each round's
+//! numbers are printed as they come, and their median, min and max per agent at the end.
 //!
 //! `SERGEANT_BASELINE` may name another sergeant binary (an older commit's, built with the same
 //! release profile) to measure as a third agent in the same rounds, with the same
